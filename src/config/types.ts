@@ -1,0 +1,64 @@
+// Typed, frozen configuration values. Parsing lives beside this file; every
+// other layer reads configuration only through these types.
+
+/** Where one configuration source came from, in command-line order. */
+export type ConfigSource =
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'dir'; readonly path: string };
+
+/** A parsed SQLAlchemy database URL, ready for a driver. Never printed raw. */
+export type DbTarget =
+  | {
+      readonly kind: 'mysql';
+      readonly host: string | undefined;
+      readonly port: number | undefined;
+      readonly user: string | undefined;
+      /** Decoded password; only the db layer reads it. */
+      readonly password: string | undefined;
+      readonly database: string | undefined;
+      readonly socketPath: string | undefined;
+      readonly charset: string;
+      /** Safe to print: "mysql://host:port/db" with no credentials. */
+      readonly display: string;
+    }
+  | {
+      readonly kind: 'sqlite';
+      /** Absolute or cwd-relative path; ':memory:' for `sqlite://`. */
+      readonly filename: string;
+      readonly display: string;
+    };
+
+export interface ReconcileSettings {
+  /** [nova_reconcile] journal_dir; default /var/lib/nova-reconcile/journal, falling back to ~/.nova-reconcile/journal. */
+  readonly journalDir: string;
+  /** [nova_reconcile] lock_timeout, seconds (default 10). */
+  readonly lockTimeout: number;
+  /** [nova_reconcile] cell_concurrency (default 4). */
+  readonly cellConcurrency: number;
+  /** [nova_reconcile] connect_timeout, seconds (default 10). */
+  readonly connectTimeout: number;
+  /** [nova_reconcile] ironic_ring_members, comma-separated; undefined when unset. */
+  readonly ironicRingMembers: readonly string[] | undefined;
+}
+
+export interface NovaConfig {
+  /** Files actually read, in the order they were applied. */
+  readonly files: readonly string[];
+  /** Raw lookup with oslo.config precedence (env > last file > earlier file). Group is case-insensitive except DEFAULT. */
+  get(group: string, key: string): string | undefined;
+  /** [api_database] connection */
+  readonly apiDatabaseConnection: string | undefined;
+  /** [database] connection: the "local" cell database, and the template source for cell URLs. */
+  readonly databaseConnection: string | undefined;
+  /** [DEFAULT] transport_url: the template source for cell transport URLs. */
+  readonly transportUrl: string | undefined;
+  /** [placement_database] connection */
+  readonly placementDatabaseConnection: string | undefined;
+  /** [ironic_database] connection (optional, read-only) */
+  readonly ironicDatabaseConnection: string | undefined;
+  /** [DEFAULT] service_down_time, seconds, with the servicegroup override (see §7). */
+  readonly serviceDownTime: number;
+  /** [DEFAULT] report_interval, seconds. */
+  readonly reportInterval: number;
+  readonly reconcile: ReconcileSettings;
+}

@@ -1,0 +1,44 @@
+// The one error type that crosses layers. Every user-facing failure is a
+// ReconcileError with a kind; src/cli/exit-codes.ts maps kinds to each command
+// family's documented exit codes, and src/main.ts prints it as one line
+// (the stack only with --debug). Driver errors are wrapped with `cause`.
+
+export type ErrorKind =
+  /** Wrong argv: unknown option, missing argument, malformed uuid. */
+  | 'usage'
+  /** Bad input file or value (ironic nodes file, journal, host name). */
+  | 'input'
+  /** Configuration missing, unreadable or invalid (files, URLs). */
+  | 'config'
+  /** A database could not be reached or refused the credentials. */
+  | 'connection'
+  /** A database is reachable but is not (a supported version of) Nova's. */
+  | 'schema'
+  /** A named object (cell, host, node, provider) does not exist. */
+  | 'not-found'
+  /** Another run holds the session lock. */
+  | 'lock'
+  /** A bug or an unexpected state. */
+  | 'internal';
+
+export class ReconcileError extends Error {
+  readonly kind: ErrorKind;
+  /** The next step for the operator, printed after the message. */
+  readonly hint: string | undefined;
+
+  constructor(kind: ErrorKind, message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ReconcileError';
+    this.kind = kind;
+    this.hint = options.hint;
+  }
+}
+
+export function isReconcileError(err: unknown): err is ReconcileError {
+  return err instanceof ReconcileError;
+}
+
+/** Exhaustiveness guard for switches over discriminated unions. */
+export function assertNever(value: never, what = 'value'): never {
+  throw new ReconcileError('internal', `unexpected ${what}: ${JSON.stringify(value)}`);
+}
