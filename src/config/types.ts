@@ -20,6 +20,8 @@ export type DbTarget =
       readonly charset: string;
       /** Safe to print: "mysql://host:port/db" with no credentials. */
       readonly display: string;
+      /** TLS settings from ssl_* URL arguments (or ssl-* in a read_default_file); absent means no TLS. */
+      readonly ssl?: MysqlSsl;
     }
   | {
       readonly kind: 'sqlite';
@@ -27,6 +29,18 @@ export type DbTarget =
       readonly filename: string;
       readonly display: string;
     };
+
+/** PyMySQL's ssl={...} dict, as SQLAlchemy folds ssl_ca, ssl_cert, ... into it. Paths are as given. */
+export interface MysqlSsl {
+  readonly ca?: string;
+  readonly capath?: string;
+  readonly cert?: string;
+  readonly key?: string;
+  readonly cipher?: string;
+  readonly checkHostname?: boolean;
+  readonly verifyCert?: boolean;
+  readonly verifyIdentity?: boolean;
+}
 
 export interface ReconcileSettings {
   /** [nova_reconcile] journal_dir; default /var/lib/nova-reconcile/journal, falling back to ~/.nova-reconcile/journal. */
@@ -44,7 +58,11 @@ export interface ReconcileSettings {
 export interface NovaConfig {
   /** Files actually read, in the order they were applied. */
   readonly files: readonly string[];
-  /** Raw lookup with oslo.config precedence (env > last file > earlier file). Group is case-insensitive except DEFAULT. */
+  /**
+   * Raw lookup with oslo.config precedence (env > last file > earlier file). Group is case-insensitive except DEFAULT.
+   * Applies the deprecated names of [database]/[api_database] connection and `$option` substitution
+   * (throws ReconcileError('config') for a `$reference` that is set nowhere).
+   */
   get(group: string, key: string): string | undefined;
   /** [api_database] connection */
   readonly apiDatabaseConnection: string | undefined;

@@ -1,0 +1,114 @@
+// nova.conf loading with oslo.config's semantics (nova-behaviour.md §10),
+// producing the frozen NovaConfig every other layer reads.
+//
+// Order of application, as cfg.ConfigOpts._parse_config_files does it:
+// the default files when no --config-file is given, then the default
+// *.conf.d directories when no --config-dir is given (the two are decided
+// independently), then the command-line sources in their order. Later wins.
+
+import { accessSync, constants, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ReconcileError } from '../errors.js';
+import { defaultSearchRoots, findDefaultConfigSources } from './default-config-sources.js';
+import type { ParsedIni } from './ini-parser.js';
+import { createOptionLookup, type OptionLookup } from './option-lookup.js';
+import { readInteger, readList } from './option-values.js';
+import { readConfigSources } from './read-config-sources.js';
+import type { ConfigSource, NovaConfig, ReconcileSettings } from './types.js';
+
+export interface LoadConfigArgs {
+  /** --config-file / --config-dir in command-line order. */
+  readonly sources: readonly ConfigSource[];
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The user's home directory, for ~ and the default search path. */
+  readonly home: string;
+  /** Replaces ~/.nova, ~, /etc/nova, /etc in the default search (tests). */
+  readonly searchRoots?: readonly string[];
+  /** Decides the default journal_dir; defaults to an access(W_OK) check. */
+  readonly isWritableDir?: (path: string) => boolean;
+}
+
+/** The system-wide journal location, used when its parent exists and is writable. */
+export const SYSTEM_STATE_DIR = '/var/lib/nova-reconcile';
+
+/** Loads and validates the configuration; every invalid value is reported in one ReconcileError('config'). */
+export function loadConfig(args: LoadConfigArgs): NovaConfig {
+  const files = readAllSources(args);
+  const lookup = createOptionLookup(files, args.env);
+  const problems: string[] = [];
+  const get = (group: string, key: string): string | undefined => lookup.find(group, key)?.value;
+
+  const reportInterval = readInteger(lookup, { group: 'DEFAULT', key: 'report_interval', default: 10 }, problems);
+  const configuredDownTime = readInteger(lookup, { group: 'DEFAULT', key: 'service_down_time', default: 60 }, problems);
+  const reconcile = readReconcileSettings(lookup, args, problems);
+
+  if (problems.length > 0) {
+    const message = problems.length === 1 ? (problems[0] ?? '') : `${problems.length} invalid configuration values: ${problems.join('; ')}`;
+    throw new ReconcileError('config', message, { hint: 'fix the values named above' });
+  }
+
+  return Object.freeze({
+    files: Object.freeze(files.map((file) => file.path)),
+    get,
+    apiDatabaseConnection: get('api_database', 'connection'),
+    databaseConnection: get('database', 'connection'),
+    transportUrl: get('DEFAULT', 'transport_url'),
+    placementDatabaseConnection: get('placement_database', 'connection'),
+    ironicDatabaseConnection: get('ironic_database', 'connection'),
+    serviceDownTime: effectiveServiceDownTime(configuredDownTime, reportInterval),
+    reportInterval,
+    reconcile,
+  });
+}
+
+/**
+ * nova/servicegroup/api.py: when service_down_time <= report_interval, Nova
+ * overrides it in-process to int(report_interval * 2.5) and logs a warning (§7).
+ */
+export function effectiveServiceDownTime(serviceDownTime: number, reportInterval: number): number {
+  return serviceDownTime <= reportInterval ? Math.trunc(reportInterval * 2.5) : serviceDownTime;
+}
+
+function readAllSources(args: LoadConfigArgs): readonly ParsedIni[] {
+  const hasFile = args.sources.some((s) => s.kind === 'file');
+  const hasDir = args.sources.some((s) => s.kind === 'dir');
+  const defaults = hasFile && hasDir ? { files: [], dirs: [] } : findDefaultConfigSources(args.searchRoots ?? defaultSearchRoots(args.home));
+  return [
+    // Finding nothing is not an error: whoever needs [api_database] connection reports it.
+    ...(hasFile ? [] : readConfigSources(defaults.files, args.home)),
+    ...(hasDir ? [] : readConfigSources(defaults.dirs, args.home, { optional: true })),
+    ...readConfigSources(args.sources, args.home),
+  ];
+}
+
+function readReconcileSettings(lookup: OptionLookup, args: LoadConfigArgs, problems: string[]): ReconcileSettings {
+  const group = 'nova_reconcile';
+  const journalDir = lookup.find(group, 'journal_dir')?.value;
+  return Object.freeze({
+    journalDir: journalDir === undefined || journalDir === '' ? defaultJournalDir(args) : expandHome(journalDir, args.home),
+    lockTimeout: readInteger(lookup, { group, key: 'lock_timeout', default: 10, min: 0 }, problems),
+    cellConcurrency: readInteger(lookup, { group, key: 'cell_concurrency', default: 4, min: 1, max: 64 }, problems),
+    connectTimeout: readInteger(lookup, { group, key: 'connect_timeout', default: 10, min: 1 }, problems),
+    ironicRingMembers: readList(lookup, group, 'ironic_ring_members'),
+  });
+}
+
+/** /var/lib/nova-reconcile/journal where that is writable (a packaged install), else ~/.nova-reconcile/journal. */
+function defaultJournalDir(args: LoadConfigArgs): string {
+  const writable = args.isWritableDir ?? isWritableDirectory;
+  return writable(SYSTEM_STATE_DIR) ? join(SYSTEM_STATE_DIR, 'journal') : join(args.home, '.nova-reconcile', 'journal');
+}
+
+function isWritableDirectory(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function expandHome(path: string, home: string): string {
+  if (path === '~') return home;
+  return path.startsWith('~/') ? join(home, path.slice(2)) : path;
+}
