@@ -25,12 +25,15 @@ export class ReconcileError extends Error {
   readonly kind: ErrorKind;
   /** The next step for the operator, printed after the message. */
   readonly hint: string | undefined;
+  /** A finer, stable tag where a family's exit code depends on it (e.g. 'config-files'). */
+  readonly tag: string | undefined;
 
-  constructor(kind: ErrorKind, message: string, options: { hint?: string; cause?: unknown } = {}) {
+  constructor(kind: ErrorKind, message: string, options: { hint?: string; cause?: unknown; tag?: string } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ReconcileError';
     this.kind = kind;
     this.hint = options.hint;
+    this.tag = options.tag;
   }
 }
 

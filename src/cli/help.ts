@@ -1,0 +1,69 @@
+// --help text derived from the command specs, so help, the man page and the
+// dispatcher can never disagree.
+import type { CommandSpec } from './spec.js';
+import { RECONCILE_EXIT_TABLE } from './exit-codes.js';
+
+export const GLOBAL_OPTIONS: ReadonlyArray<readonly [string, string]> = [
+  ['--config-file FILE', 'nova.conf to read; repeatable, the last file to set an option wins (default: ~/.nova/, ~/, /etc/nova/, /etc/ nova.conf)'],
+  ['--config-dir DIR', 'read DIR/*.conf in sorted order, at its position among the --config-file options'],
+  ['--debug, -d', 'print the stack trace of an error'],
+  ['--stats', 'print SQL round trips and elapsed time on stderr'],
+  ['--version', 'print the version'],
+];
+
+export function renderTopLevelHelp(commands: readonly CommandSpec[]): string {
+  const lines: string[] = [];
+  lines.push('Usage: nova-reconcile [--config-file FILE]... [--config-dir DIR] <category> <action> [options]');
+  lines.push('');
+  lines.push("Keeps Nova's API, cell and Placement databases consistent. The nova-manage");
+  lines.push('compatible commands print what nova-manage prints and exit as it exits; the');
+  lines.push('reconciliation commands plan first and change nothing without --apply.');
+  const groups: Array<[string, CommandSpec[]]> = [
+    ['nova-manage compatible commands', commands.filter((c) => c.family === 'compatible')],
+    ['Reconciliation commands', commands.filter((c) => c.family === 'reconcile')],
+  ];
+  for (const [title, specs] of groups) {
+    if (specs.length === 0) continue;
+    lines.push('', `${title}:`);
+    const width = Math.max(...specs.map((s) => s.path.join(' ').length));
+    for (const s of specs) lines.push(`  ${s.path.join(' ').padEnd(width)}  ${s.summary}`);
+  }
+  lines.push('', 'Global options:');
+  for (const [flag, text] of GLOBAL_OPTIONS) lines.push(`  ${flag.padEnd(20)}  ${text}`);
+  lines.push('', 'Exit codes of the reconciliation commands:');
+  for (const [code, text] of RECONCILE_EXIT_TABLE) lines.push(`  ${String(code).padStart(3)}  ${text}`);
+  lines.push('', 'Run `nova-reconcile <category> <action> --help` for one command, or `man nova-reconcile`.');
+  return lines.join('\n') + '\n';
+}
+
+export function renderCommandHelpFooter(spec: CommandSpec): string {
+  const lines: string[] = [''];
+  for (const p of spec.description) lines.push(...wrap(p, 78), '');
+  lines.push('Exit codes:');
+  for (const [code, text] of spec.exitCodes) lines.push(`  ${String(code).padStart(3)}  ${text}`);
+  if (spec.differences !== undefined && spec.differences.length > 0) {
+    lines.push('', 'Deliberate differences from nova-manage:');
+    for (const d of spec.differences) lines.push(...wrap(d, 76).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
+  }
+  if (spec.examples !== undefined && spec.examples.length > 0) {
+    lines.push('', 'Examples:');
+    for (const e of spec.examples) lines.push(`  ${e}`);
+  }
+  lines.push('', 'Global options (--config-file, --config-dir, --debug, --stats) may appear anywhere.');
+  return lines.join('\n');
+}
+
+export function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter((w) => w !== '')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      out.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  if (line !== '') out.push(line);
+  return out;
+}

@@ -1,0 +1,86 @@
+// man/nova-reconcile.1 is generated from the command specs (scripts/gen-man.mjs)
+// so that it always covers every command, option and exit code; a test fails
+// when the committed page is out of date.
+import { GLOBAL_OPTIONS } from './help.js';
+import { RECONCILE_EXIT_TABLE } from './exit-codes.js';
+import type { CommandSpec } from './spec.js';
+
+export function renderManPage(commands: readonly CommandSpec[], version: string): string {
+  const out: string[] = [];
+  out.push(`.TH NOVA-RECONCILE 1 "" "nova-reconcile ${version}" "OpenStack operator tools"`);
+  out.push('.SH NAME', "nova-reconcile \\- keep Nova's API, cell and Placement databases consistent");
+  out.push('.SH SYNOPSIS', '.B nova-reconcile', '[\\fB\\-\\-config\\-file\\fR \\fIFILE\\fR]... [\\fB\\-\\-config\\-dir\\fR \\fIDIR\\fR] \\fIcategory\\fR \\fIaction\\fR [\\fIoptions\\fR]');
+  out.push(
+    '.SH DESCRIPTION',
+    "nova-reconcile works directly against Nova's API database, every cell database (found through",
+    '.BR cell_mappings )',
+    "and the Placement database. Its nova-manage compatible commands print what nova-manage 26.x prints and exit",
+    'as it exits, so automation that parses them keeps working. Its reconciliation commands compute a plan first and',
+    'change nothing without',
+    '.BR \\-\\-apply .',
+  );
+  out.push('.SH GLOBAL OPTIONS');
+  for (const [flag, text] of GLOBAL_OPTIONS) out.push('.TP', `.B ${esc(flag)}`, esc(text));
+  for (const [title, family] of [
+    ['NOVA-MANAGE COMPATIBLE COMMANDS', 'compatible'],
+    ['RECONCILIATION COMMANDS', 'reconcile'],
+  ] as const) {
+    const specs = commands.filter((c) => c.family === family);
+    if (specs.length === 0) continue;
+    out.push(`.SH ${title}`);
+    for (const spec of specs) out.push(...renderCommand(spec));
+  }
+  out.push('.SH EXIT STATUS', 'The compatible commands keep nova-manage\'s codes, listed with each command above. The reconciliation commands share these:');
+  for (const [code, text] of RECONCILE_EXIT_TABLE) out.push('.TP', `.B ${code}`, esc(text));
+  out.push(
+    '.SH CONFIGURATION',
+    'nova.conf is read with oslo.config semantics: repeated \\-\\-config\\-file (the last file to set an option wins),',
+    '\\-\\-config\\-dir (*.conf in sorted order, at its position), and the default search path ~/.nova/, ~/, /etc/nova/, /etc/',
+    '(each also with a nova.conf.d/ directory). Section names are case-insensitive, keys case-sensitive.',
+    'Environment variables OS_\\fIGROUP\\fR__\\fIOPTION\\fR override the files.',
+    'Options read: [api_database] connection, [database] connection, [DEFAULT] transport_url, [placement_database] connection,',
+    '[DEFAULT] service_down_time and report_interval, and the [nova_reconcile] section: journal_dir, lock_timeout (s),',
+    'cell_concurrency, connect_timeout (s), ironic_ring_members.',
+    '.SH SECURITY',
+    'No password is printed in any output, log, error or journal, except by',
+    '.BR "cell_v2 list_cells \\-\\-verbose" ,',
+    'which prints URLs as nova-manage does.',
+    '.SH SEE ALSO',
+    '.BR nova-manage (1)',
+  );
+  return out.join('\n') + '\n';
+}
+
+function renderCommand(spec: CommandSpec): string[] {
+  const out: string[] = [];
+  const args = (spec.args ?? []).map((a) => ` \\fI${esc(a)}\\fR`).join('');
+  const opts = spec.options.map((o) => ` [\\fB${esc(o.flags.split(' ')[0] ?? o.flags)}\\fR${o.flags.includes(' ') ? ` \\fI${esc(o.flags.split(' ').slice(1).join(' '))}\\fR` : ''}]`).join('');
+  out.push('.SS', `${esc(spec.path.join(' '))}`);
+  out.push('.B nova-reconcile', `${esc(spec.path.join(' '))}${args}${opts}`, '.PP', esc(spec.summary));
+  for (const p of spec.description) out.push('.PP', esc(p));
+  if (spec.options.length > 0) {
+    out.push('.PP', 'Options:', '.RS');
+    for (const o of spec.options) out.push('.TP', `.B ${esc(o.flags)}`, esc(o.description + (o.required === true ? ' (required)' : '')));
+    out.push('.RE');
+  }
+  out.push('.PP', 'Exit codes:', '.RS');
+  for (const [code, text] of spec.exitCodes) out.push('.TP', `.B ${code}`, esc(text));
+  out.push('.RE');
+  if (spec.differences !== undefined && spec.differences.length > 0) {
+    out.push('.PP', 'Deliberate differences from nova-manage:', '.RS');
+    for (const d of spec.differences) out.push('.IP \\(bu 2', esc(d));
+    out.push('.RE');
+  }
+  if (spec.examples !== undefined && spec.examples.length > 0) {
+    out.push('.PP', 'Examples:', '.RS', '.nf');
+    for (const e of spec.examples) out.push(esc(e));
+    out.push('.fi', '.RE');
+  }
+  return out;
+}
+
+/** Escape roff: backslashes, leading dots and apostrophes, and dashes. */
+function esc(text: string): string {
+  const s = text.replace(/\\/g, '\\e').replace(/-/g, '\\-');
+  return /^[.']/.test(s) ? `\\&${s}` : s;
+}

@@ -1,0 +1,142 @@
+// Dispatch: find the command whose path matches the leading words of argv,
+// build a commander Command from its spec, parse, run, and turn every error
+// into the family's exit code. Usage errors from commander have already been
+// printed on stderr by commander itself.
+import { Command, CommanderError, Option } from 'commander';
+import { loadConfig } from '../config/load-config.js';
+import type { NovaConfig } from '../config/types.js';
+import { ReconcileError } from '../errors.js';
+import { expandOptionPrefixes, extractGlobalArgs } from './argv.js';
+import type { RunContext } from './context.js';
+import { exitCodeFor, type CommandFamily } from './exit-codes.js';
+import { renderCommandHelpFooter, renderTopLevelHelp } from './help.js';
+import { reportError } from './report-error.js';
+import type { CommandContext, CommandSpec } from './spec.js';
+import { COMMANDS } from './registry.js';
+import { VERSION } from './version.js';
+import { renderStats } from './stats.js';
+
+/** The first words that belong to nova-manage's grammar. */
+const COMPATIBLE_CATEGORIES = new Set(['cell_v2', 'placement', 'db']);
+
+export async function runCli(argv: readonly string[], ctx: RunContext): Promise<number> {
+  let debug = argv.includes('--debug') || argv.includes('-d');
+  let family: CommandFamily = COMPATIBLE_CATEGORIES.has(firstWord(argv) ?? '') ? 'compatible' : 'reconcile';
+  let format = 'table';
+  try {
+    const globals = extractGlobalArgs(argv);
+    debug = globals.debug;
+    const rest = globals.rest;
+    if (rest.length === 0 || rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help') {
+      ctx.stdout.write(renderTopLevelHelp(COMMANDS));
+      return rest.length === 0 ? 127 : 0;
+    }
+    if (rest[0] === '--version' || rest[0] === '-V' || rest[0] === 'version') {
+      ctx.stdout.write(`${VERSION}\n`);
+      return 0;
+    }
+    const spec = findCommand(rest);
+    if (spec === undefined) {
+      const group = COMMANDS.filter((c) => c.path[0] === rest[0]);
+      if (group.length > 0 && (rest.length === 1 || rest[1] === '--help' || rest[1] === '-h')) {
+        ctx.stdout.write(renderTopLevelHelp(group));
+        return rest.length === 1 ? exitCodeFor('usage', family) : 0;
+      }
+      const words = rest.filter((w) => !w.startsWith('-')).slice(0, 2).join(' ');
+      throw new ReconcileError('usage', `unknown command "${words}"`, { hint: 'run `nova-reconcile --help` for the list of commands' });
+    }
+    family = spec.family;
+    const commandArgs = expandOptionPrefixes(rest.slice(spec.path.length), longOptionNames(spec));
+    const parsed = parseCommandArgs(spec, commandArgs, ctx);
+    if (parsed === 'help') return 0;
+    format = typeof parsed.options['format'] === 'string' ? parsed.options['format'] : 'table';
+    let config: NovaConfig | undefined;
+    const commandCtx: CommandContext = {
+      ...ctx,
+      debug,
+      stats: globals.stats,
+      loadConfig: () => {
+        config ??= loadConfigFiles(globals.sources, ctx);
+        return config;
+      },
+    };
+    const started = Date.now();
+    try {
+      return await spec.run(commandCtx, parsed.options, parsed.args);
+    } finally {
+      if (globals.stats) ctx.stderr.write(renderStats(Date.now() - started, ctx.maxRssKb()) + '\n');
+    }
+  } catch (err) {
+    if (err instanceof CommanderError) return exitCodeFor('usage', family);
+    return reportError(err, { ctx, family, debug, format });
+  }
+}
+
+/** oslo.config fails before nova-manage's main() on any file problem: exit 1 there. */
+function loadConfigFiles(sources: Parameters<typeof loadConfig>[0]['sources'], ctx: RunContext): NovaConfig {
+  try {
+    return loadConfig({ sources, env: ctx.env, home: ctx.home });
+  } catch (err) {
+    if (err instanceof ReconcileError) throw new ReconcileError(err.kind, err.message, { ...(err.hint === undefined ? {} : { hint: err.hint }), cause: err, tag: 'config-files' });
+    throw err;
+  }
+}
+
+function firstWord(argv: readonly string[]): string | undefined {
+  try {
+    return extractGlobalArgs(argv).rest[0];
+  } catch {
+    return undefined;
+  }
+}
+
+function findCommand(rest: readonly string[]): CommandSpec | undefined {
+  let best: CommandSpec | undefined;
+  for (const spec of COMMANDS) {
+    if (spec.path.every((word, i) => rest[i] === word) && (best === undefined || spec.path.length > best.path.length)) best = spec;
+  }
+  return best;
+}
+
+function longOptionNames(spec: CommandSpec): string[] {
+  return spec.options.map((o) => /--[A-Za-z0-9_-]+/.exec(o.flags)?.[0]).filter((n): n is string => n !== undefined);
+}
+
+interface Parsed {
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly args: readonly string[];
+}
+
+function parseCommandArgs(spec: CommandSpec, args: readonly string[], ctx: RunContext): Parsed | 'help' {
+  const cmd = new Command(`nova-reconcile ${spec.path.join(' ')}`);
+  cmd
+    .description(spec.summary)
+    .exitOverride()
+    .allowExcessArguments(false)
+    .configureOutput({
+      writeOut: (s) => ctx.stdout.write(s),
+      writeErr: (s) => ctx.stderr.write(s),
+      outputError: (s, write) => write(s.replace(/^error: /, `nova-reconcile ${spec.path.join(' ')}: error: `)),
+    })
+    .addHelpText('after', renderCommandHelpFooter(spec));
+  for (const a of spec.args ?? []) cmd.argument(a);
+  for (const o of spec.options) {
+    const opt = new Option(o.flags, o.description);
+    if (o.choices !== undefined) opt.choices([...o.choices]);
+    if (o.defaultValue !== undefined) opt.default(o.defaultValue);
+    if (o.required === true) opt.makeOptionMandatory(true);
+    if (o.repeatable === true) opt.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+    cmd.addOption(opt);
+  }
+  let positional: string[] = [];
+  cmd.action((...actionArgs: unknown[]) => {
+    positional = actionArgs.slice(0, (spec.args ?? []).length).map(String);
+  });
+  try {
+    cmd.parse([...args], { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError && (err.code === 'commander.helpDisplayed' || err.code === 'commander.help')) return 'help';
+    throw err;
+  }
+  return { options: cmd.opts(), args: positional };
+}

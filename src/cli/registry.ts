@@ -1,0 +1,9 @@
+// Every command, in the order --help and the man page list them.
+import { deleteHostCommand } from '../commands/cell-v2-delete-host.js';
+import { discoverHostsCommand } from '../commands/cell-v2-discover-hosts.js';
+import { listCellsCommand } from '../commands/cell-v2-list-cells.js';
+import { listHostsCommand } from '../commands/cell-v2-list-hosts.js';
+import { sandboxCreateCommand } from '../commands/sandbox-create.js';
+import type { CommandSpec } from './spec.js';
+
+export const COMMANDS: readonly CommandSpec[] = [discoverHostsCommand, listHostsCommand, listCellsCommand, deleteHostCommand, sandboxCreateCommand];

@@ -1,0 +1,81 @@
+// nova-manage's discover_hosts output: the verbose status lines (§1.5), the
+// duplicate message, and our JSON document. Warnings go to stderr.
+import type { CellDiscovery, DiscoverResult } from '../operations/discover-hosts.js';
+import { describeError } from './describe-error.js';
+
+export function renderDiscoverVerbose(result: DiscoverResult): string[] {
+  const lines: string[] = [];
+  if (result.listedAll) lines.push(`Found ${result.cellMappingCount} cell mappings.`);
+  for (const c of result.cells) {
+    if (c.kind === 'skipped-cell0') {
+      lines.push('Skipping cell0 since it does not contain hosts.');
+      continue;
+    }
+    lines.push(c.cell.name ? `Getting computes from cell '${c.cell.name}': ${c.cell.uuid}` : `Getting computes from cell: ${c.cell.uuid}`);
+    if (c.kind === 'failed') break;
+    const verb = result.dryRun ? 'Would create' : 'Creating';
+    for (const e of c.events) {
+      if (e.uuid !== null) {
+        lines.push(`Checking host mapping for compute host '${e.host}': ${e.uuid}`);
+        if (e.created) lines.push(`${verb} host mapping for compute host '${e.host}': ${e.uuid}`);
+      } else if (e.created) {
+        lines.push(`${verb} host mapping for service ${e.host}`);
+      }
+    }
+    lines.push(`Found ${c.created.length} unmapped computes in cell: ${c.cell.uuid}`);
+  }
+  return lines;
+}
+
+/** The cells up to and including the first failure, as nova stops there. */
+export function firstFailure(result: DiscoverResult): Extract<CellDiscovery, { kind: 'failed' }> | undefined {
+  return result.cells.find((c): c is Extract<CellDiscovery, { kind: 'failed' }> => c.kind === 'failed');
+}
+
+export function renderDiscoverWarnings(result: DiscoverResult): string[] {
+  const out: string[] = [];
+  for (const c of result.cells) {
+    if (c.kind !== 'discovered') continue;
+    for (const m of c.mappedElsewhere) {
+      out.push(
+        `WARNING: host '${m.host}' has a compute service or node in cell ${c.cell.uuid} but is mapped to cell ${m.cellUuid}; ` +
+          'not re-mapping it (run `nova-reconcile audit` for details)',
+      );
+    }
+    if (c.nodesWithoutHost > 0) out.push(`WARNING: ${c.nodesWithoutHost} compute node(s) in cell ${c.cell.uuid} have no host and were skipped`);
+  }
+  return out;
+}
+
+export function renderDiscoverJson(result: DiscoverResult): unknown {
+  const created: Array<{ host: string; cell_uuid: string }> = [];
+  const cells = result.cells.map((c) => {
+    const base = { uuid: c.cell.uuid, name: c.cell.name };
+    switch (c.kind) {
+      case 'skipped-cell0':
+        return { ...base, status: 'skipped', reason: 'cell0 does not contain hosts' };
+      case 'failed':
+        return { ...base, status: 'failed', error: describeError(c.error) };
+      case 'discovered':
+        for (const h of c.created) created.push({ host: h, cell_uuid: c.cell.uuid });
+        return {
+          ...base,
+          status: 'ok',
+          created: c.created,
+          mapped_concurrently: c.mappedConcurrently,
+          mapped_elsewhere: c.mappedElsewhere.map((m) => ({ host: m.host, mapped_cell_uuid: m.cellUuid })),
+          nodes_marked_mapped: c.nodesMarked,
+          nodes_without_host: c.nodesWithoutHost,
+        };
+    }
+  });
+  const failed = firstFailure(result) !== undefined;
+  return {
+    command: 'cell_v2 discover_hosts',
+    dry_run: result.dryRun,
+    changed: !result.dryRun && result.cells.some((c) => c.kind === 'discovered' && (c.created.length > 0 || c.nodesMarked > 0)),
+    ok: !failed,
+    created,
+    cells,
+  };
+}

@@ -1,0 +1,55 @@
+// Each command's usage is written once, as a CommandSpec. Commander wiring,
+// --help, and the man page (scripts/gen-man.mjs) are all derived from it.
+import type { NovaConfig } from '../config/types.js';
+import type { CommandFamily } from './exit-codes.js';
+import type { RunContext } from './context.js';
+
+export interface OptionSpec {
+  /** Commander flags, e.g. "--cell_uuid <cell_uuid>" or "--verbose". */
+  readonly flags: string;
+  readonly description: string;
+  readonly required?: boolean;
+  /** Collect repeated values into an array. */
+  readonly repeatable?: boolean;
+  /** Allowed values, e.g. ['table', 'json']. */
+  readonly choices?: readonly string[];
+  readonly defaultValue?: string;
+}
+
+export interface CommandContext extends RunContext {
+  /** Loads the configuration named by --config-file/--config-dir (or the default search). */
+  loadConfig(): NovaConfig;
+  readonly debug: boolean;
+  /** --stats: print SQL round trips and timing on stderr at the end. */
+  readonly stats: boolean;
+}
+
+export type CommandOptions = Readonly<Record<string, unknown>>;
+
+export interface CommandSpec {
+  /** ['cell_v2', 'discover_hosts'] or ['audit']. */
+  readonly path: readonly string[];
+  readonly family: CommandFamily;
+  readonly summary: string;
+  /** Paragraphs for --help and the man page. */
+  readonly description: readonly string[];
+  readonly options: readonly OptionSpec[];
+  /** Positional arguments, e.g. ['<dir>']. */
+  readonly args?: readonly string[];
+  readonly exitCodes: ReadonlyArray<readonly [number, string]>;
+  /** Where the command deliberately differs from nova-manage (safer, faster). */
+  readonly differences?: readonly string[];
+  readonly examples?: readonly string[];
+  run(ctx: CommandContext, options: CommandOptions, args: readonly string[]): Promise<number>;
+}
+
+export const FORMAT_OPTION: OptionSpec = {
+  flags: '--format <format>',
+  description: 'output format: table (nova-manage compatible) or json (one document on stdout)',
+  choices: ['table', 'json'],
+  defaultValue: 'table',
+};
+
+export function commandName(spec: CommandSpec): string {
+  return spec.path.join(' ');
+}

@@ -1,0 +1,44 @@
+// cell_v2 list_cells: nova-manage's table, with nova's password masking.
+import { renderPrettyTable } from '../cli/prettytable.js';
+import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
+import { maskNovaUrl } from '../config/mask-url.js';
+import { listCells } from '../operations/cell-listing.js';
+import { printJson, useDeployment } from './deployment.js';
+
+export const listCellsCommand: CommandSpec = {
+  path: ['cell_v2', 'list_cells'],
+  family: 'compatible',
+  summary: 'list the cells with their (rendered) URLs (nova-manage compatible)',
+  description: [
+    'Prints Name, UUID, Transport URL, Database Connection and Disabled for every cell, sorted by name. URLs are rendered through ' +
+      "Nova's templating against the local [database] connection and [DEFAULT] transport_url. Passwords are masked as nova-manage masks them, " +
+      'unless --verbose is given.',
+  ],
+  options: [{ flags: '--verbose', description: 'show the URLs with their passwords, as nova-manage does' }, FORMAT_OPTION],
+  exitCodes: [
+    [0, 'success'],
+    [1, 'a config file could not be read'],
+    [255, 'any other error'],
+  ],
+  differences: ['--format json is an addition; it masks passwords the same way unless --verbose.'],
+  async run(ctx, o) {
+    const verbose = o['verbose'] === true;
+    const cells = await useDeployment(ctx, (d) => listCells(d));
+    const url = (u: string | null): string | null => (verbose ? u : maskNovaUrl(u));
+    if (o['format'] === 'json') {
+      printJson(ctx, {
+        cells: cells.map((c) => ({
+          name: c.name,
+          uuid: c.uuid,
+          transport_url: url(c.transportUrl),
+          database_connection: url(c.databaseConnection),
+          disabled: c.disabled,
+        })),
+      });
+      return 0;
+    }
+    const rows = cells.map((c) => [c.name ?? '', c.uuid, String(url(c.transportUrl)), String(url(c.databaseConnection)), c.disabled ? 'True' : 'False']);
+    ctx.stdout.write(renderPrettyTable(['Name', 'UUID', 'Transport URL', 'Database Connection', 'Disabled'], rows) + '\n');
+    return 0;
+  },
+};

@@ -1,0 +1,37 @@
+// cell_v2 list_hosts: nova-manage's table, sorted by host.
+import { renderPrettyTable } from '../cli/prettytable.js';
+import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
+import { listHosts } from '../operations/cell-listing.js';
+import { printJson, useDeployment } from './deployment.js';
+
+export const listHostsCommand: CommandSpec = {
+  path: ['cell_v2', 'list_hosts'],
+  family: 'compatible',
+  summary: 'list the host mappings of one or all cells (nova-manage compatible)',
+  description: ['Prints a table of Cell Name, Cell UUID and Hostname for every host mapping, sorted by host name.'],
+  options: [{ flags: '--cell_uuid <cell_uuid>', description: 'only list the hosts of this cell' }, FORMAT_OPTION],
+  exitCodes: [
+    [0, 'success'],
+    [1, '"Cell with uuid <U> was not found."; or a config file could not be read'],
+    [255, 'any other error'],
+  ],
+  differences: ['--format json is an addition.'],
+  async run(ctx, o) {
+    const cellUuid = typeof o['cell_uuid'] === 'string' ? o['cell_uuid'] : undefined;
+    const result = await useDeployment(ctx, (d) => listHosts(d, cellUuid));
+    const json = o['format'] === 'json';
+    if (result.kind === 'cell-not-found') {
+      if (json) printJson(ctx, { error: { kind: 'not-found', message: `Cell with uuid ${result.cellUuid} was not found.`, exit_code: 1 } });
+      else ctx.stdout.write(`Cell with uuid ${result.cellUuid} was not found.\n`);
+      return 1;
+    }
+    if (json) {
+      printJson(ctx, { hosts: result.hosts.map((h) => ({ cell_name: h.cellName, cell_uuid: h.cellUuid, host: h.host })) });
+    } else {
+      // prettytable prints a NULL cell name as Python's str(None).
+      const rows = result.hosts.map((h) => [h.cellName ?? 'None', h.cellUuid, h.host]);
+      ctx.stdout.write(renderPrettyTable(['Cell Name', 'Cell UUID', 'Hostname'], rows) + '\n');
+    }
+    return 0;
+  },
+};

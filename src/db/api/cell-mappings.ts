@@ -1,0 +1,25 @@
+// cell_mappings in the API database. Rows are returned raw (templates
+// unrendered); src/db/deployment.ts renders them as Nova does on load.
+import type { Knex } from 'knex';
+
+export interface CellMappingRow {
+  readonly id: number;
+  readonly uuid: string;
+  readonly name: string | null;
+  readonly transport_url: string | null;
+  readonly database_connection: string | null;
+  readonly disabled: number | null;
+}
+
+const COLUMNS = ['id', 'uuid', 'name', 'transport_url', 'database_connection', 'disabled'] as const;
+
+/** All cells, ordered by id as CellMappingList.get_all does. */
+export async function listCellMappings(db: Knex): Promise<CellMappingRow[]> {
+  return db<CellMappingRow>('cell_mappings').select(...COLUMNS).orderBy('id', 'asc');
+}
+
+/** Lookup by uuid; the column's collation decides (utf8mb3_general_ci in Nova). */
+export async function findCellMappingByUuid(db: Knex, uuid: string): Promise<CellMappingRow | undefined> {
+  const rows = await db<CellMappingRow>('cell_mappings').select(...COLUMNS).where('uuid', uuid).orderBy('id').limit(1);
+  return rows[0];
+}

@@ -1,0 +1,101 @@
+// host_mappings in the API database. Host names are compared by the
+// database, never in JavaScript: Nova's column is utf8mb3_general_ci, so
+// 'C1-A ' and 'c1-a' are the same host (nova-behaviour §1.7). On SQLite the
+// sandbox schema declares the column NOCASE and lookups also ignore trailing
+// spaces with rtrim().
+import type { Knex } from 'knex';
+import { chunk } from '../batches.js';
+import type { Dialect } from '../connect.js';
+
+export interface HostMappingMatch {
+  /** The host string that was looked up, exactly as given. */
+  readonly candidate: string;
+  /** The host as stored in the mapping (may differ in case or trailing spaces). */
+  readonly host: string;
+  readonly cellId: number;
+}
+
+export interface HostMappingListRow {
+  readonly host: string;
+  readonly cell_id: number;
+  readonly cell_uuid: string;
+  readonly cell_name: string | null;
+}
+
+/**
+ * Find the mappings of many hosts in one statement per batch. Each candidate
+ * is joined against host_mappings so that the column's collation decides
+ * what "the same host" means; the result says which candidate matched which
+ * mapping.
+ */
+export async function findHostMappings(db: Knex, dialect: Dialect, hosts: readonly string[]): Promise<HostMappingMatch[]> {
+  const unique = [...new Set(hosts)];
+  const out: HostMappingMatch[] = [];
+  for (const batch of chunk(unique)) {
+    const rows: Array<{ candidate: string; host: string; cell_id: number }> =
+      dialect === 'mysql'
+        ? await rawRows(
+            db,
+            `SELECT c.h AS candidate, hm.host AS host, hm.cell_id AS cell_id FROM (${batch
+              .map(() => 'SELECT ? AS h')
+              .join(' UNION ALL ')}) AS c JOIN host_mappings hm ON hm.host = c.h`,
+            batch,
+          )
+        : await rawRows(
+            db,
+            'SELECT j.value AS candidate, hm.host AS host, hm.cell_id AS cell_id FROM json_each(?) AS j ' +
+              'JOIN host_mappings hm ON rtrim(hm.host) = rtrim(j.value) COLLATE NOCASE',
+            [JSON.stringify(batch)],
+          );
+    for (const r of rows) out.push({ candidate: String(r.candidate), host: String(r.host), cellId: Number(r.cell_id) });
+  }
+  return out;
+}
+
+/**
+ * Insert mappings for hosts in one multi-row statement. A duplicate key fails
+ * the whole statement (it is atomic on both engines), which lets the caller
+ * tell "someone else mapped it" from "we mapped it".
+ */
+export async function insertHostMappings(db: Knex, cellId: number, hosts: readonly string[], now: string): Promise<void> {
+  if (hosts.length === 0) return;
+  await db('host_mappings').insert(hosts.map((host) => ({ created_at: now, updated_at: null, cell_id: cellId, host })));
+}
+
+/** Every mapping with its cell, optionally for one cell id; unsorted (callers sort as Nova does). */
+export async function listHostMappings(db: Knex, cellId?: number): Promise<HostMappingListRow[]> {
+  const q = db('host_mappings as hm')
+    .join('cell_mappings as cm', 'cm.id', 'hm.cell_id')
+    .select('hm.host as host', 'hm.cell_id as cell_id', 'cm.uuid as cell_uuid', 'cm.name as cell_name')
+    .orderBy('hm.id');
+  if (cellId !== undefined) q.where('hm.cell_id', cellId);
+  return q;
+}
+
+/** The mapping of one host (collation-based), with its cell uuid. */
+export async function findHostMapping(db: Knex, dialect: Dialect, host: string): Promise<HostMappingListRow | undefined> {
+  const q = db('host_mappings as hm')
+    .join('cell_mappings as cm', 'cm.id', 'hm.cell_id')
+    .select('hm.host as host', 'hm.cell_id as cell_id', 'cm.uuid as cell_uuid', 'cm.name as cell_name')
+    .orderBy('hm.id')
+    .limit(1);
+  if (dialect === 'mysql') q.where('hm.host', host);
+  else q.whereRaw('rtrim(hm.host) = rtrim(?) COLLATE NOCASE', [host]);
+  const rows: HostMappingListRow[] = await q;
+  return rows[0];
+}
+
+/** Hard-delete the mapping of a host (API tables are never soft-deleted). */
+export async function deleteHostMapping(db: Knex, dialect: Dialect, host: string): Promise<number> {
+  const q = db('host_mappings');
+  if (dialect === 'mysql') q.where('host', host);
+  else q.whereRaw('rtrim(host) = rtrim(?) COLLATE NOCASE', [host]);
+  return q.delete();
+}
+
+async function rawRows<T>(db: Knex, sql: string, bindings: readonly unknown[]): Promise<T[]> {
+  const result: unknown = await db.raw(sql, bindings as Knex.RawBinding[]);
+  // mysql2 returns [rows, fields]; better-sqlite3 returns rows.
+  if (Array.isArray(result) && Array.isArray(result[0])) return result[0] as T[];
+  return result as T[];
+}

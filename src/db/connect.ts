@@ -1,0 +1,156 @@
+// The only place that builds knex instances. One instance per logical
+// database (API, each cell, placement, ironic), each with a small pool, bounded
+// connect timeouts, and session settings that match oslo.db's: UTC and
+// sql_mode=TRADITIONAL. Every statement is counted for `--stats`.
+import { existsSync } from 'node:fs';
+import knexFactory, { type Knex } from 'knex';
+import type { DbTarget } from '../config/types.js';
+import { ReconcileError } from '../errors.js';
+import { describeDriverError } from './driver-errors.js';
+
+export type Dialect = 'mysql' | 'sqlite';
+
+export interface Database {
+  readonly knex: Knex;
+  readonly dialect: Dialect;
+  /** What the database is, for messages: "API database mysql://127.0.0.1:3306/nova_api". */
+  readonly label: string;
+  readonly target: DbTarget;
+}
+
+export interface OpenOptions {
+  /** Seconds to wait for a connection before giving up. */
+  readonly connectTimeout: number;
+  /** Human name of the role, e.g. "API database", "cell 'cell1' database". */
+  readonly role: string;
+  /** Pool size; cells and placement need 1–2, tests may want more. */
+  readonly poolMax?: number;
+}
+
+/** Counts every SQL statement sent, across all databases of the process. */
+export const roundTrips = { count: 0 };
+
+/**
+ * Open a database and prove it answers: one `SELECT 1` is run so that an
+ * unreachable server, a bad password or an unknown database fails here, in
+ * bounded time, with one clear line, rather than deep inside a command.
+ */
+export async function openDatabase(target: DbTarget, options: OpenOptions): Promise<Database> {
+  const label = `${options.role} ${target.display}`;
+  if (target.kind === 'sqlite' && target.filename !== ':memory:' && !existsSync(target.filename)) {
+    // better-sqlite3 would silently create an empty file; a typo must not.
+    throw new ReconcileError('connection', `cannot open the ${label}: file ${target.filename} does not exist`, { hint: connectionHint(target) });
+  }
+  const timeoutMs = Math.max(1, Math.round(options.connectTimeout * 1000));
+  const knex = target.kind === 'mysql' ? mysqlKnex(target, timeoutMs, options.poolMax ?? 2) : sqliteKnex(target, timeoutMs);
+  knex.on('query', () => {
+    roundTrips.count += 1;
+  });
+  const db: Database = { knex, dialect: target.kind, label, target };
+  try {
+    await withTimeout(knex.raw('SELECT 1'), timeoutMs + 500, () => `timed out after ${options.connectTimeout} s`);
+  } catch (err) {
+    await knex.destroy().catch(() => undefined);
+    throw new ReconcileError('connection', `cannot connect to the ${label}: ${describeDriverError(err)}`, {
+      hint: connectionHint(target),
+      cause: err,
+    });
+  }
+  return db;
+}
+
+export async function closeDatabase(db: Database): Promise<void> {
+  await db.knex.destroy();
+}
+
+/** Run fn with a database that is always closed afterwards. */
+export async function withDatabase<T>(target: DbTarget, options: OpenOptions, fn: (db: Database) => Promise<T>): Promise<T> {
+  const db = await openDatabase(target, options);
+  try {
+    return await fn(db);
+  } finally {
+    await closeDatabase(db);
+  }
+}
+
+function mysqlKnex(target: Extract<DbTarget, { kind: 'mysql' }>, timeoutMs: number, poolMax: number): Knex {
+  const connection: Record<string, unknown> = {
+    charset: mysqlCharset(target.charset),
+    connectTimeout: timeoutMs,
+    // Nova's timestamps are naive UTC; read and write them as such.
+    timezone: 'Z',
+    dateStrings: true,
+    supportBigNumbers: true,
+  };
+  if (target.socketPath !== undefined) connection['socketPath'] = target.socketPath;
+  else connection['host'] = target.host ?? 'localhost';
+  if (target.port !== undefined) connection['port'] = target.port;
+  if (target.user !== undefined) connection['user'] = target.user;
+  if (target.password !== undefined) connection['password'] = target.password;
+  if (target.database !== undefined) connection['database'] = target.database;
+  return knexFactory({
+    client: 'mysql2',
+    connection,
+    pool: {
+      min: 0,
+      max: poolMax,
+      afterCreate: (conn: MysqlConn, done: (err: Error | null, conn: MysqlConn) => void) => {
+        // oslo.db sets sql_mode per session; UTC keeps NOW() comparable with Nova's naive UTC.
+        conn.query("SET SESSION sql_mode = 'TRADITIONAL', time_zone = '+00:00'", (err) => done(err, conn));
+      },
+    },
+    acquireConnectionTimeout: timeoutMs,
+  });
+}
+
+interface MysqlConn {
+  query(sql: string, cb: (err: Error | null) => void): void;
+}
+
+function sqliteKnex(target: Extract<DbTarget, { kind: 'sqlite' }>, timeoutMs: number): Knex {
+  return knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename: target.filename },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
+        try {
+          conn.pragma('foreign_keys = ON');
+          // Concurrent runs wait for the file lock instead of failing at once.
+          conn.pragma(`busy_timeout = ${timeoutMs}`);
+          done(null, conn);
+        } catch (err) {
+          done(err as Error, conn);
+        }
+      },
+    },
+    acquireConnectionTimeout: timeoutMs,
+  });
+}
+
+/** SQLAlchemy/PyMySQL charset names to mysql2's collation-flavoured names. */
+function mysqlCharset(charset: string): string {
+  const c = charset.toLowerCase();
+  if (c === 'utf8' || c === 'utf8mb3') return 'UTF8_GENERAL_CI';
+  if (c === 'utf8mb4') return 'UTF8MB4_GENERAL_CI';
+  return c.toUpperCase();
+}
+
+function connectionHint(target: DbTarget): string {
+  if (target.kind === 'sqlite') return `check that ${target.filename} exists and is readable`;
+  return 'check the host, port, credentials and database name in the connection URL, and that the server is running';
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message())), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}

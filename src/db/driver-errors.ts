@@ -1,0 +1,56 @@
+// Driver errors become one line for people. mysql2 and better-sqlite3 put the
+// useful part in `code`/`sqlMessage`; knex wraps timeouts in its own error.
+// None of these strings contain a password (mysql2 reports "using password:
+// YES", never the value), but they go through redactUrl anyway.
+import { redactUrl } from '../config/mask-url.js';
+
+interface DriverErrorLike {
+  code?: unknown;
+  errno?: unknown;
+  sqlMessage?: unknown;
+  message?: unknown;
+}
+
+export function describeDriverError(err: unknown): string {
+  if (typeof err !== 'object' || err === null) return redactUrl(String(err));
+  const e = err as DriverErrorLike;
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  const raw = typeof e.sqlMessage === 'string' ? e.sqlMessage : typeof e.message === 'string' ? e.message : String(err);
+  const msg = raw.split('\n')[0] ?? raw;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused (is the server running and listening on that host and port?)';
+    case 'ETIMEDOUT':
+      return 'connection timed out';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host name not found';
+    case 'ENOENT':
+      return 'socket or file not found';
+    case 'ER_ACCESS_DENIED_ERROR':
+      return `access denied (${redactUrl(msg)})`;
+    case 'ER_BAD_DB_ERROR':
+      return `unknown database (${redactUrl(msg)})`;
+    case 'SQLITE_CANTOPEN':
+      return 'cannot open the database file';
+    default:
+      break;
+  }
+  if (/Knex: Timeout acquiring a connection/.test(msg)) return 'timed out waiting for a connection';
+  if (/directory does not exist|unable to open database/i.test(msg)) return 'cannot open the database file';
+  return redactUrl(code !== undefined && !msg.includes(code) ? `${code}: ${msg}` : msg);
+}
+
+/** True for MySQL 1062 / SQLite UNIQUE constraint failures. */
+export function isDuplicateKeyError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as DriverErrorLike;
+  return e.code === 'ER_DUP_ENTRY' || e.errno === 1062 || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** True when the connection to the server was lost mid-run. */
+export function isConnectionLostError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const code = (err as DriverErrorLike).code;
+  return code === 'PROTOCOL_CONNECTION_LOST' || code === 'ECONNRESET' || code === 'ER_SERVER_SHUTDOWN' || code === 'EPIPE' || code === 'ER_CONNECTION_KILLED';
+}

@@ -1,0 +1,203 @@
+// cell_v2 discover_hosts, set-based and safe in parallel. Per cell: one
+// candidate query, batched collation-aware lookups of existing mappings,
+// multi-row inserts that survive a concurrent run, and batched UPDATEs of
+// compute_nodes.mapped. Cells run concurrently (bounded); results keep
+// nova's cell order so the verbose output is byte-identical.
+import type { Knex } from 'knex';
+import type { Database, Dialect } from '../db/connect.js';
+import type { CellMapping, Deployment } from '../db/deployment.js';
+import { findHostMappings, insertHostMappings } from '../db/api/host-mappings.js';
+import { listMappedComputeNodes, listUnmappedComputeNodes, markComputeNodesMapped, type NodeRef } from '../db/cell/compute-nodes.js';
+import { listComputeServiceHosts } from '../db/cell/services.js';
+import { isDuplicateKeyError } from '../db/driver-errors.js';
+import { utcNowString } from '../db/time.js';
+import {
+  buildDiscoveryEvents,
+  classifyHosts,
+  firstNodePerHost,
+  selectNodesToMark,
+  type DiscoveryCandidate,
+  type DiscoveryEvent,
+} from '../domain/host-discovery.js';
+import { ReconcileError } from '../errors.js';
+import { fanOutInOrder } from './fan-out.js';
+
+export interface DiscoverOptions {
+  readonly cellUuid: string | undefined;
+  readonly byService: boolean;
+  readonly dryRun: boolean;
+  readonly concurrency: number;
+}
+
+export interface MappedElsewhere {
+  readonly host: string;
+  readonly cellUuid: string;
+}
+
+export type CellDiscovery =
+  | { readonly kind: 'skipped-cell0'; readonly cell: CellMapping }
+  | {
+      readonly kind: 'discovered';
+      readonly cell: CellMapping;
+      /** One per candidate in nova's order (nodes by id, or services). */
+      readonly events: readonly DiscoveryEvent[];
+      /** Hosts whose mapping this run created (or would create, with dryRun). */
+      readonly created: readonly string[];
+      /** Hosts found mapped to another cell than the one holding them. */
+      readonly mappedElsewhere: readonly MappedElsewhere[];
+      /** Hosts a concurrent run mapped to this cell while we ran. */
+      readonly mappedConcurrently: readonly string[];
+      /** Nodes whose mapped flag was (or would be) set to 1. */
+      readonly nodesMarked: number;
+      /** Nodes skipped because their host column is NULL. */
+      readonly nodesWithoutHost: number;
+    }
+  | { readonly kind: 'failed'; readonly cell: CellMapping; readonly error: unknown };
+
+export interface DiscoverResult {
+  /** True when every cell was listed (no --cell_uuid): nova then prints "Found N cell mappings.". */
+  readonly listedAll: boolean;
+  readonly cellMappingCount: number;
+  readonly cells: readonly CellDiscovery[];
+  readonly dryRun: boolean;
+}
+
+export async function discoverHosts(deployment: Deployment, options: DiscoverOptions): Promise<DiscoverResult> {
+  let mappings: readonly CellMapping[];
+  if (options.cellUuid !== undefined && options.cellUuid !== '') {
+    const one = await deployment.cellMapping(options.cellUuid);
+    // Nova's CellMappingNotFound text, which ends in the generic 255 handler.
+    if (one === undefined) throw new ReconcileError('not-found', `Cell ${options.cellUuid} has no mapping.`);
+    mappings = [one];
+  } else {
+    mappings = await deployment.cellMappings();
+  }
+  const api = await deployment.api();
+  const cellIdToUuid = new Map(mappings.map((m) => [m.id, m.uuid]));
+  const settled = await fanOutInOrder(mappings, options.concurrency, async (cell): Promise<CellDiscovery> => {
+    if (cell.isCell0) return { kind: 'skipped-cell0', cell };
+    const db = await deployment.cell(cell);
+    return discoverInCell(api, db, cell, options, (id) => cellIdToUuid.get(id) ?? `id ${id}`);
+  });
+  const cells: CellDiscovery[] = [];
+  settled.forEach((s, i) => {
+    if (s === undefined) return;
+    const cell = mappings[i] as CellMapping;
+    cells.push(s.ok ? s.value : { kind: 'failed', cell, error: s.error });
+  });
+  return { listedAll: options.cellUuid === undefined || options.cellUuid === '', cellMappingCount: mappings.length, cells, dryRun: options.dryRun };
+}
+
+async function discoverInCell(
+  api: Database,
+  cellDb: Database,
+  cell: CellMapping,
+  options: DiscoverOptions,
+  cellUuidOf: (id: number) => string,
+): Promise<CellDiscovery> {
+  const unmappedNodes = withHost(await listUnmappedComputeNodes(cellDb.knex));
+  let candidates: DiscoveryCandidate[];
+  if (options.byService) {
+    const services = await listComputeServiceHosts(cellDb.knex);
+    candidates = services.filter((s): s is { id: number; host: string } => s.host !== null).map((s) => ({ id: s.id, uuid: null, host: s.host }));
+  } else {
+    // Bug 2085135: nodes flagged mapped = 1 whose host lost its mapping are
+    // candidates too, so the host gets mapped again.
+    const claimed = firstNodePerHost(withHost(await listMappedComputeNodes(cellDb.knex)).nodes);
+    const claimedMatches = await findHostMappings(api.knex, api.dialect, claimed.map((c) => c.host));
+    const matchedHosts = new Set(claimedMatches.map((m) => m.candidate));
+    const lost = claimed.filter((c) => !matchedHosts.has(c.host));
+    candidates = [...unmappedNodes.nodes, ...lost].sort((a, b) => a.id - b.id);
+  }
+
+  const candidateHosts = candidates.map((c) => c.host);
+  const nodeHosts = unmappedNodes.nodes.map((n) => n.host);
+  const matches = await findHostMappings(api.knex, api.dialect, [...new Set([...candidateHosts, ...nodeHosts])]);
+  const classification = classifyHosts(candidateHosts, matches, cell.id);
+
+  const now = utcNowString();
+  const outcome = options.dryRun
+    ? { created: classification.unmapped, sameCell: [] as string[], elsewhere: new Map<string, number>() }
+    : await createMappings(api.knex, api.dialect, cell.id, classification.unmapped, now);
+
+  const elsewhere = new Map([...classification.elsewhere, ...outcome.elsewhere]);
+  // Which of the unmapped nodes' hosts now map to this cell: the ones already
+  // there, the ones just created, and the ones a concurrent run created.
+  const nodeClass = classifyHosts(nodeHosts, matches, cell.id);
+  const mappedHere = new Set<string>([...nodeClass.inCell, ...outcome.created, ...outcome.sameCell]);
+  const toMark = selectNodesToMark(unmappedNodes.nodes, mappedHere);
+  const nodesMarked = options.dryRun || toMark.length === 0 ? toMark.length : await markComputeNodesMapped(cellDb.knex, toMark, now);
+
+  return {
+    kind: 'discovered',
+    cell,
+    events: buildDiscoveryEvents(candidates, new Set(outcome.created)),
+    created: outcome.created,
+    mappedElsewhere: [...elsewhere].map(([host, cellId]) => ({ host, cellUuid: cellUuidOf(cellId) })),
+    mappedConcurrently: outcome.sameCell,
+    nodesMarked,
+    nodesWithoutHost: unmappedNodes.withoutHost,
+  };
+}
+
+function withHost(nodes: readonly NodeRef[]): { nodes: DiscoveryCandidate[]; withoutHost: number } {
+  const out: DiscoveryCandidate[] = [];
+  let withoutHost = 0;
+  for (const n of nodes) {
+    if (n.host === null) withoutHost += 1;
+    else out.push({ id: Number(n.id), uuid: n.uuid, host: n.host });
+  }
+  return { nodes: out, withoutHost };
+}
+
+interface CreateOutcome {
+  /** Exact host strings this run inserted. */
+  readonly created: string[];
+  /** Hosts that turned out to be mapped to this cell by someone else. */
+  readonly sameCell: string[];
+  /** Hosts that turned out to be mapped to another cell. */
+  readonly elsewhere: Map<string, number>;
+}
+
+/**
+ * Insert mappings in multi-row statements. A duplicate key fails the whole
+ * statement, so on a conflict the batch is looked up again: hosts that now
+ * exist were mapped by a concurrent run (or by an earlier host of this batch
+ * that the collation deems equal) and are set aside; when nothing new turned
+ * up, the batch is split so the insert order of nova (first host wins) is kept.
+ */
+async function createMappings(api: Knex, dialect: Dialect, cellId: number, hosts: readonly string[], now: string): Promise<CreateOutcome> {
+  const out: CreateOutcome = { created: [], sameCell: [], elsewhere: new Map() };
+  const pending: string[][] = [];
+  for (let i = 0; i < hosts.length; i += 1000) pending.push(hosts.slice(i, i + 1000));
+  while (pending.length > 0) {
+    const batch = pending.shift() as string[];
+    try {
+      await insertHostMappings(api, cellId, batch, now);
+      out.created.push(...batch);
+      continue;
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+    const existing = await findHostMappings(api, dialect, batch);
+    const taken = new Map<string, number>();
+    for (const m of existing) if (!taken.has(m.candidate)) taken.set(m.candidate, m.cellId);
+    const rest = batch.filter((h) => !taken.has(h));
+    for (const [host, owner] of taken) {
+      if (owner === cellId) out.sameCell.push(host);
+      else out.elsewhere.set(host, owner);
+    }
+    if (rest.length === 0) continue;
+    if (taken.size > 0) {
+      pending.unshift(rest);
+    } else if (rest.length > 1) {
+      const half = Math.ceil(rest.length / 2);
+      pending.unshift(rest.slice(0, half), rest.slice(half));
+    } else {
+      // A single host that is neither insertable nor found: the database
+      // disagrees with its own unique key. Refuse rather than guess.
+      throw new ReconcileError('internal', `Host '${rest[0] ?? ''}' could not be mapped: duplicate key but no matching mapping found`);
+    }
+  }
+  return out;
+}
