@@ -1,0 +1,50 @@
+// What `sandbox create` prints: what was built, the scenario's story, and the
+// commands to try next, each spelled out with the sandbox's --config-file.
+import { wrap } from '../cli/help.js';
+import type { SandboxInfo } from './create-sandbox.js';
+
+const DEFAULT_NEXT = ['cell_v2 list_cells', 'cell_v2 discover_hosts --verbose', 'cell_v2 list_hosts'];
+
+/** POSIX shell quoting, only when needed, so printed commands can be pasted. */
+export function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The commands to try next, as full command lines. */
+export function nextCommands(info: SandboxInfo): string[] {
+  const prefix = `nova-reconcile --config-file ${shellQuote(info.configFile)}`;
+  return (info.scenario.tryNext ?? DEFAULT_NEXT).map((c) => `${prefix} ${c}`);
+}
+
+export function renderSandboxReport(info: SandboxInfo): string {
+  const lines: string[] = [];
+  lines.push(`${info.replaced ? 'Replaced the sandbox' : 'Created a sandbox'} in ${info.dir} with scenario ${info.scenario.name}.`, '');
+  const rows: Array<[string, string]> = [
+    ['configuration', info.configFile],
+    ['API database', info.databases.api.path],
+    ...info.cells.map((c): [string, string] => [`${c.name} database`, `${c.database.path}  (cell ${c.uuid})`]),
+    ['placement database', info.databases.placement.path],
+    ['journal', `${info.journalDir}/`],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  for (const [k, v] of rows) lines.push(`  ${k.padEnd(width)}  ${v}`);
+  lines.push('', `Scenario ${info.scenario.name}: ${info.scenario.summary}.`);
+  for (const paragraph of info.scenario.story) lines.push('', ...wrap(paragraph, 76).map((l) => `  ${l}`));
+  lines.push('', 'Try next:');
+  for (const c of nextCommands(info)) lines.push(`  ${c}`);
+  return lines.join('\n') + '\n';
+}
+
+/** The --format json document. */
+export function sandboxReportJson(info: SandboxInfo): unknown {
+  return {
+    dir: info.dir,
+    replaced: info.replaced,
+    config_file: info.configFile,
+    journal_dir: info.journalDir,
+    scenario: { name: info.scenario.name, summary: info.scenario.summary, story: info.scenario.story },
+    databases: Object.fromEntries(Object.entries(info.databases).map(([name, db]) => [name, { path: db.path, url: db.url }])),
+    cells: info.cells.map((c) => ({ name: c.name, uuid: c.uuid, id: c.id, database: c.database.url })),
+    next_commands: nextCommands(info),
+  };
+}
