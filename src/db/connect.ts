@@ -27,6 +27,15 @@ export interface OpenOptions {
   readonly poolMax?: number;
 }
 
+/**
+ * knex's default logger writes to stdout with console.log, and on a failed
+ * connect it logs "Acquire connection error" with the driver's stack. That
+ * would break nova-manage's stdout and --format json, and print a stack
+ * without --debug. The error itself is thrown and reported by the CLI, so
+ * knex's own log lines are dropped.
+ */
+const KNEX_LOG: Knex.Logger = { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined };
+
 /** Counts every SQL statement sent, across all databases of the process. */
 export const roundTrips = { count: 0 };
 
@@ -100,6 +109,7 @@ function mysqlKnex(target: Extract<DbTarget, { kind: 'mysql' }>, timeoutMs: numb
       },
     },
     acquireConnectionTimeout: timeoutMs,
+    log: KNEX_LOG,
   });
 }
 
@@ -127,6 +137,7 @@ function sqliteKnex(target: Extract<DbTarget, { kind: 'sqlite' }>, timeoutMs: nu
       },
     },
     acquireConnectionTimeout: timeoutMs,
+    log: KNEX_LOG,
   });
 }
 
