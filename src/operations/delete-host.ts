@@ -23,9 +23,15 @@ export async function deleteHost(deployment: Deployment, cellUuid: string, host:
   if (mapping === undefined) return { kind: 'host-not-found', host };
   if (mapping.cell_uuid !== cell.uuid) return { kind: 'wrong-cell', host, cellUuid, mappedCellUuid: mapping.cell_uuid };
   const cellDb = await deployment.cell(cell);
-  const instances = await countLiveInstancesOnHost(cellDb.knex, host);
+  // The cell rows are looked up by the host as the mapping stores it. On
+  // MariaDB this is the same as nova's lookup by the given string (the cell
+  // columns share host_mappings' utf8mb3_general_ci collation); on SQLite,
+  // where only host_mappings emulates that collation, `--host COMPUTE-1`
+  // would otherwise find compute-1's mapping but none of its instances, and
+  // delete the mapping of a host that runs servers.
+  const instances = await countLiveInstancesOnHost(cellDb.knex, mapping.host);
   if (instances > 0) return { kind: 'has-instances', host, instances };
-  const nodesUnmapped = await resetMappedForHost(cellDb.knex, host, utcNowString());
+  const nodesUnmapped = await resetMappedForHost(cellDb.knex, mapping.host, utcNowString());
   await deleteHostMapping(api.knex, api.dialect, mapping.host);
   return { kind: 'deleted', host, nodesUnmapped };
 }
