@@ -3,7 +3,19 @@ import { deleteHostCommand } from '../commands/cell-v2-delete-host.js';
 import { discoverHostsCommand } from '../commands/cell-v2-discover-hosts.js';
 import { listCellsCommand } from '../commands/cell-v2-list-cells.js';
 import { listHostsCommand } from '../commands/cell-v2-list-hosts.js';
+import { cleanupOrphansCommand } from '../commands/compute-node-cleanup-orphans.js';
+import { cleanupProvidersCommand } from '../commands/placement-cleanup-providers.js';
 import { sandboxCreateCommand } from '../commands/sandbox-create.js';
+import { undoCommand } from '../commands/undo.js';
 import type { CommandSpec } from './spec.js';
 
-export const COMMANDS: readonly CommandSpec[] = [discoverHostsCommand, listHostsCommand, listCellsCommand, deleteHostCommand, sandboxCreateCommand];
+export const COMMANDS: readonly CommandSpec[] = [
+  discoverHostsCommand,
+  listHostsCommand,
+  listCellsCommand,
+  deleteHostCommand,
+  cleanupOrphansCommand,
+  cleanupProvidersCommand,
+  undoCommand,
+  sandboxCreateCommand,
+];

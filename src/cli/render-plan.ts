@@ -1,0 +1,73 @@
+// How a plan and an apply result look: readable text (stdout) or one JSON
+// document. Every change line names its database and why it exists.
+import type { Change, Plan, PlannedChange } from '../domain/plan.js';
+import { describeTarget } from '../domain/plan.js';
+import { assertNever } from '../errors.js';
+import type { ApplyResult } from '../operations/apply-plan.js';
+
+export function describeChange(c: Change): string {
+  switch (c.kind) {
+    case 'soft-delete-compute-node':
+      return `soft-delete compute node ${c.id} (${c.uuid ?? '-'}, host ${c.host})`;
+    case 'delete-provider':
+      return `delete resource provider ${c.uuid} (${c.name ?? '-'}) with its inventories, traits and aggregate links`;
+    case 'remove-provider-allocations':
+      return `remove the allocations of consumer ${c.consumerUuid} from provider ${c.providerUuid} (${c.allocations.map((a) => `${a.resourceClass}=${a.used}`).join(', ')})`;
+    case 'rekey-provider':
+      return `re-key resource provider ${c.fromUuid} to ${c.toUuid}`;
+    default:
+      return assertNever(c, 'change');
+  }
+}
+
+export function renderPlanText(plan: Plan): string {
+  const lines: string[] = [];
+  const changes = plan.units.reduce((n, u) => n + u.changes.length, 0);
+  if (plan.units.length === 0 && plan.refused.length === 0) return `${plan.command}: nothing to do.\n`;
+  lines.push(`${plan.command}: ${plan.units.length} unit(s), ${changes} change(s), ${plan.refused.length} refused.`, '');
+  plan.units.forEach((u, i) => {
+    lines.push(`${String(i + 1).padStart(3)}. ${u.title}`);
+    for (const pc of u.changes) lines.push(changeLine(pc));
+  });
+  if (plan.refused.length > 0) {
+    lines.push('', 'Refused (left alone):');
+    for (const r of plan.refused) lines.push(`  - ${r.subject}: ${r.reason}${r.suggestion === undefined ? '' : ` (see: ${r.suggestion})`}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+function changeLine(pc: PlannedChange): string {
+  return `       - [${describeTarget(pc.change.target)}] ${describeChange(pc.change)}: ${pc.reason}`;
+}
+
+export function renderApplyText(result: ApplyResult): string {
+  const applied = result.outcomes.filter((o) => o.status === 'applied');
+  const skipped = result.outcomes.filter((o) => o.status === 'skipped');
+  const lines = [`applied ${applied.length} unit(s), skipped ${skipped.length}, refused ${result.refused.length}.`];
+  for (const o of result.outcomes) {
+    if (o.status === 'applied') lines.push(`  applied: ${o.unit.title}`);
+    else lines.push(`  SKIPPED: ${o.unit.title}: ${o.reason} (${o.changesApplied} of ${o.unit.changes.length} change(s) had been applied; re-run to finish)`);
+  }
+  for (const r of result.refused) lines.push(`  refused: ${r.subject}: ${r.reason}${r.suggestion === undefined ? '' : ` (see: ${r.suggestion})`}`);
+  if (result.journalPath !== undefined) lines.push(`journal: ${result.journalPath}`);
+  return lines.join('\n') + '\n';
+}
+
+export function planJson(plan: Plan): unknown {
+  return {
+    command: plan.command,
+    units: plan.units.map((u) => ({ id: u.id, title: u.title, changes: u.changes.map((pc) => ({ ...pc.change, reason: pc.reason, description: describeChange(pc.change) })) })),
+    refused: plan.refused,
+  };
+}
+
+export function applyJson(plan: Plan, result: ApplyResult): unknown {
+  return {
+    ...(planJson(plan) as object),
+    dry_run: false,
+    changed: result.outcomes.some((o) => o.status === 'applied' || o.changesApplied > 0),
+    applied: result.outcomes.filter((o) => o.status === 'applied').map((o) => o.unit.id),
+    skipped: result.outcomes.flatMap((o) => (o.status === 'skipped' ? [{ id: o.unit.id, reason: o.reason, changes_applied: o.changesApplied }] : [])),
+    journal: result.journalPath ?? null,
+  };
+}

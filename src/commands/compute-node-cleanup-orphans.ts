@@ -1,0 +1,30 @@
+// compute_node cleanup_orphans: soft-delete orphan compute nodes and release their providers.
+import type { CommandSpec } from '../cli/spec.js';
+import { planOrphanCleanup } from '../domain/orphan-nodes.js';
+import { readSnapshot } from '../operations/read-snapshot.js';
+import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+
+export const cleanupOrphansCommand: CommandSpec = {
+  path: ['compute_node', 'cleanup_orphans'],
+  family: 'reconcile',
+  summary: 'soft-delete orphan compute nodes and remove their providers (plan first; --apply to change)',
+  description: [
+    'An orphan is a live compute node whose nova-compute service was soft-deleted or never existed, or, when ironic truth is given with ' +
+      '--ironic-nodes, an ironic compute node whose ironic node is gone (seed bug 2013: the service keeps heartbeating, so the node looks up). ' +
+      'Without ironic truth ironic nodes are never deleted; `audit` reports them as suspects.',
+    "Each orphan's provider tree is removed under Placement's rules first: an evacuated instance's leftover share is removed, an orphaned " +
+      "consumer's allocations are deleted, and a live instance's last allocations are never touched. Then the compute node is soft-deleted " +
+      "as Nova does (deleted = id, WHERE id = ? AND host = ? AND deleted = 0). A node with a live instance is refused: use compute_node rebalance.",
+  ],
+  options: [{ flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' }, ...APPLY_OPTIONS],
+  exitCodes: PLAN_EXIT_CODES,
+  examples: [
+    'openstack baremetal node list -f json > nodes.json',
+    'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json',
+    'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json --apply',
+  ],
+  async run(ctx, o) {
+    const file = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
+    return runPlanCommand(ctx, o, async (d) => planOrphanCleanup(await readSnapshot(d, { placement: true, ...(file === undefined ? {} : { ironic: { file } }) })));
+  },
+};

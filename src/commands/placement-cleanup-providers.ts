@@ -1,0 +1,27 @@
+// placement cleanup_providers: remove stale compute-node providers; free names that block live nodes.
+import type { CommandSpec } from '../cli/spec.js';
+import { planProviderCleanup } from '../domain/stale-providers.js';
+import { readSnapshot } from '../operations/read-snapshot.js';
+import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+
+export const cleanupProvidersCommand: CommandSpec = {
+  path: ['placement', 'cleanup_providers'],
+  family: 'reconcile',
+  summary: 'remove stale compute-node resource providers and free blocked names (plan first; --apply to change)',
+  description: [
+    'A stale provider is a root compute-node provider (COMPUTE_NODE trait, or the uuid of a deleted compute node) with no live compute node ' +
+      'of its uuid. They stay behind because Nova ignores the 409 when a provider still holds allocations. Sharing providers and providers ' +
+      'that are not compute-node providers are never touched.',
+    "Stale providers are deleted children first, with their inventories, trait links and aggregate links, after their allocations are " +
+      "handled: an evacuated instance's leftover share is removed (its consumer generation bumped), an orphaned consumer's allocations are " +
+      "deleted (the consumer row with its last allocation), and a live instance's allocations on its own node are refused.",
+    'A stale provider that holds the name of a live compute node blocks that node from registering. When no provider has the live node\'s ' +
+      'uuid, the stale provider is re-keyed to it if it holds allocations (everything it holds is kept, generation + 1), or deleted if empty.',
+  ],
+  options: [...APPLY_OPTIONS],
+  exitCodes: PLAN_EXIT_CODES,
+  examples: ['nova-reconcile placement cleanup_providers', 'nova-reconcile placement cleanup_providers --apply --format json'],
+  async run(ctx, o) {
+    return runPlanCommand(ctx, o, async (d) => planProviderCleanup(await readSnapshot(d, { placement: true })));
+  },
+};

@@ -1,0 +1,56 @@
+// The shared shape of every mutating reconciliation command: build a plan;
+// without --apply print it and exit 3 (0 when empty); with --apply take the
+// apply lock, plan again under it, apply, and exit 4 (5 when something was
+// skipped or refused).
+import { RECONCILE_EXIT } from '../cli/exit-codes.js';
+import { applyJson, planJson, renderApplyText, renderPlanText } from '../cli/render-plan.js';
+import { FORMAT_OPTION, type CommandContext, type CommandOptions, type OptionSpec } from '../cli/spec.js';
+import type { Deployment } from '../db/deployment.js';
+import { isEmptyPlan, type Plan } from '../domain/plan.js';
+import { applyPlan, withApplyLock } from '../operations/apply-plan.js';
+import { printJson, useDeployment } from './deployment.js';
+
+export const APPLY_OPTIONS: readonly OptionSpec[] = [
+  { flags: '--apply', description: 'apply the plan; without it the plan is printed and nothing changes' },
+  { flags: '--journal <file>', description: 'write the journal of applied changes here (default: a timestamped file in [nova_reconcile] journal_dir)' },
+  FORMAT_OPTION,
+];
+
+export const PLAN_EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
+  [0, 'nothing to do'],
+  [3, 'a plan was printed; nothing changed (no --apply)'],
+  [4, 'every change was applied'],
+  [5, 'partly applied: some units were skipped (their rows changed since planning) or refused for safety'],
+  [2, 'could not run: configuration, a database unreachable, or another run holds the lock'],
+  [127, 'invalid usage or input'],
+  [255, 'unexpected internal error'],
+];
+
+export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, buildPlan: (d: Deployment) => Promise<Plan>): Promise<number> {
+  const json = o['format'] === 'json';
+  const settings = ctx.loadConfig().reconcile;
+  return useDeployment(ctx, async (d) => {
+    if (o['apply'] !== true) {
+      const plan = await buildPlan(d);
+      if (json) printJson(ctx, { ...(planJson(plan) as object), dry_run: true, changed: false });
+      else ctx.stdout.write(renderPlanText(plan) + (isEmptyPlan(plan) ? '' : '\nNothing was changed. Re-run with --apply to apply this plan.\n'));
+      return isEmptyPlan(plan) ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
+    }
+    return withApplyLock(d, settings.lockTimeout, async () => {
+      const plan = await buildPlan(d);
+      const result = await applyPlan(d, plan, {
+        journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
+        journalDir: settings.journalDir,
+        onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
+        onProgress: (done, total) => {
+          if (ctx.stderrIsTty || done === total || done % 500 === 0) ctx.stderr.write(`applied ${done}/${total} unit(s)\n`);
+        },
+      });
+      if (json) printJson(ctx, applyJson(plan, result));
+      else ctx.stdout.write(isEmptyPlan(plan) ? renderPlanText(plan) : renderApplyText(result));
+      if (isEmptyPlan(plan)) return RECONCILE_EXIT.clean;
+      const partial = result.refused.length > 0 || result.outcomes.some((u) => u.status === 'skipped');
+      return partial ? RECONCILE_EXIT.partial : RECONCILE_EXIT.applied;
+    });
+  });
+}

@@ -1,0 +1,23 @@
+// One planned change, as one compare-and-swap inside the caller's transaction.
+import type { Knex } from 'knex';
+import type { Change } from '../domain/plan.js';
+import { assertNever } from '../errors.js';
+import type { Dialect } from './connect.js';
+import { softDeleteComputeNode } from './cell/cas-writes.js';
+import { deleteProvider, rekeyProvider, removeProviderAllocations } from './placement/cas-writes.js';
+import type { RowImage } from './row-images.js';
+
+export async function applyChange(trx: Knex.Transaction, dialect: Dialect, change: Change, now: string): Promise<RowImage[]> {
+  switch (change.kind) {
+    case 'soft-delete-compute-node':
+      return softDeleteComputeNode(trx, dialect, change, now);
+    case 'delete-provider':
+      return deleteProvider(trx, dialect, change);
+    case 'remove-provider-allocations':
+      return removeProviderAllocations(trx, dialect, change, now);
+    case 'rekey-provider':
+      return rekeyProvider(trx, dialect, change, now);
+    default:
+      return assertNever(change, 'change kind');
+  }
+}

@@ -1,0 +1,67 @@
+// One writer at a time per operation. On MySQL a session lock (GET_LOCK) on
+// one pinned connection of the API database: a killed process loses its
+// session and so its lock. On SQLite an exclusive write transaction held on a
+// small lock file beside the API database: the OS releases it on exit.
+import knexFactory, { type Knex } from 'knex';
+import { ReconcileError } from '../errors.js';
+import type { Database } from './connect.js';
+
+export async function withSessionLock<T>(api: Database, name: string, timeoutSec: number, fn: () => Promise<T>): Promise<T> {
+  return api.dialect === 'mysql' ? withMysqlLock(api.knex, name, timeoutSec, fn) : withSqliteLock(api, name, timeoutSec, fn);
+}
+
+function lockHeld(name: string, timeoutSec: number): ReconcileError {
+  return new ReconcileError('lock', `another run holds the lock "${name}" (waited ${timeoutSec} s); safe to retry`, {
+    hint: 'wait for the other run to finish, or raise [nova_reconcile] lock_timeout',
+    tag: 'lock-held',
+  });
+}
+
+async function withMysqlLock<T>(knex: Knex, name: string, timeoutSec: number, fn: () => Promise<T>): Promise<T> {
+  const conn: unknown = await knex.client.acquireConnection();
+  try {
+    const res: unknown = await knex.raw('SELECT GET_LOCK(?, ?) AS got', [name, timeoutSec]).connection(conn);
+    const got = (res as Array<Array<{ got: number | null }>>)[0]?.[0]?.got;
+    if (got !== 1) throw lockHeld(name, timeoutSec);
+    try {
+      return await fn();
+    } finally {
+      await knex.raw('SELECT RELEASE_LOCK(?)', [name]).connection(conn).catch(() => undefined);
+    }
+  } finally {
+    await knex.client.releaseConnection(conn);
+  }
+}
+
+async function withSqliteLock<T>(api: Database, name: string, timeoutSec: number, fn: () => Promise<T>): Promise<T> {
+  if (api.target.kind !== 'sqlite') throw new ReconcileError('internal', 'sqlite lock on a non-sqlite database');
+  const file = `${api.target.filename}.${name.replace(/[^A-Za-z0-9_-]/g, '_')}.lock`;
+  const lockDb = knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename: file },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: { pragma(s: string): unknown }, done: (err: Error | null, c: unknown) => void) => {
+        conn.pragma(`busy_timeout = ${Math.round(timeoutSec * 1000)}`);
+        done(null, conn);
+      },
+    },
+  });
+  try {
+    try {
+      await lockDb.raw('BEGIN IMMEDIATE');
+    } catch (err) {
+      if (/SQLITE_BUSY|database is locked/i.test(String(err))) throw lockHeld(name, timeoutSec);
+      throw err;
+    }
+    try {
+      return await fn();
+    } finally {
+      await lockDb.raw('ROLLBACK').catch(() => undefined);
+    }
+  } finally {
+    await lockDb.destroy();
+  }
+}

@@ -1,0 +1,129 @@
+// Compare-and-swap writes in the placement database, with Placement's own
+// rules (nova-behaviour §8.2): a provider is deleted only without
+// allocations and children, together with its inventories, trait links and
+// aggregate links; allocation writes bump the consumer's generation and the
+// generation of every provider left in its allocation set; a consumer with no
+// allocations left is deleted. Each function runs in the caller's
+// transaction and returns row images for the journal.
+import type { Knex } from 'knex';
+import type { Dialect } from '../connect.js';
+import { CasConflict, normaliseRow, selectForUpdate, type Row, type RowImage } from '../row-images.js';
+
+export interface DeleteProviderExpect {
+  readonly providerId: number;
+  readonly uuid: string;
+  readonly generation: number;
+}
+
+export async function deleteProvider(trx: Knex.Transaction, dialect: Dialect, expect: DeleteProviderExpect): Promise<RowImage[]> {
+  const [rp] = await selectForUpdate(trx, dialect, 'resource_providers', { id: expect.providerId });
+  if (rp === undefined) throw new CasConflict(`resource provider ${expect.uuid} no longer exists`);
+  checkProvider(rp, expect.uuid, expect.generation);
+  const children = await trx('resource_providers').count({ n: '*' }).where('parent_provider_id', expect.providerId).first();
+  if (Number((children as { n?: unknown } | undefined)?.n ?? 0) > 0) throw new CasConflict(`resource provider ${expect.uuid} has child providers`);
+  const allocs = await trx('allocations').count({ n: '*' }).where('resource_provider_id', expect.providerId).first();
+  if (Number((allocs as { n?: unknown } | undefined)?.n ?? 0) > 0) throw new CasConflict(`resource provider ${expect.uuid} has allocations`);
+
+  const images: RowImage[] = [];
+  const inventories = (await trx('inventories').select('*').where('resource_provider_id', expect.providerId).orderBy('id')).map(normaliseRow);
+  for (const row of inventories) images.push({ table: 'inventories', key: { id: Number(row['id']) }, before: row, after: null });
+  const traits = (await trx('resource_provider_traits').select('*').where('resource_provider_id', expect.providerId).orderBy('trait_id')).map(normaliseRow);
+  for (const row of traits) images.push({ table: 'resource_provider_traits', key: { resource_provider_id: expect.providerId, trait_id: Number(row['trait_id']) }, before: row, after: null });
+  const aggregates = (await trx('resource_provider_aggregates').select('*').where('resource_provider_id', expect.providerId).orderBy('aggregate_id')).map(normaliseRow);
+  for (const row of aggregates)
+    images.push({ table: 'resource_provider_aggregates', key: { resource_provider_id: expect.providerId, aggregate_id: Number(row['aggregate_id']) }, before: row, after: null });
+
+  await trx('inventories').delete().where('resource_provider_id', expect.providerId);
+  await trx('resource_provider_traits').delete().where('resource_provider_id', expect.providerId);
+  await trx('resource_provider_aggregates').delete().where('resource_provider_id', expect.providerId);
+  // The self-referencing root FK must be cleared before the row can go, as Placement does.
+  await trx('resource_providers').update({ root_provider_id: null }).where('id', expect.providerId);
+  const deleted = await trx('resource_providers').delete().where({ id: expect.providerId, generation: expect.generation });
+  if (deleted !== 1) throw new CasConflict(`resource provider ${expect.uuid} changed while being deleted`);
+  images.push({ table: 'resource_providers', key: { id: expect.providerId }, before: rp, after: null });
+  return images;
+}
+
+export interface RemoveAllocationsExpect {
+  readonly consumerUuid: string;
+  readonly consumerGeneration: number;
+  readonly providerId: number;
+  readonly providerUuid: string;
+  readonly allocations: ReadonlyArray<{ readonly resourceClassId: number; readonly used: number }>;
+}
+
+export async function removeProviderAllocations(trx: Knex.Transaction, dialect: Dialect, expect: RemoveAllocationsExpect, now: string): Promise<RowImage[]> {
+  const [consumer] = await selectForUpdate(trx, dialect, 'consumers', { uuid: expect.consumerUuid });
+  if (consumer === undefined) throw new CasConflict(`consumer ${expect.consumerUuid} no longer exists`);
+  if (Number(consumer['generation']) !== expect.consumerGeneration)
+    throw new CasConflict(`consumer ${expect.consumerUuid} generation is ${String(consumer['generation'])}, planned ${expect.consumerGeneration}`);
+  const mine = await selectForUpdate(trx, dialect, 'allocations', { consumer_id: expect.consumerUuid, resource_provider_id: expect.providerId });
+  if (!sameAllocations(mine, expect.allocations)) throw new CasConflict(`allocations of consumer ${expect.consumerUuid} on provider ${expect.providerUuid} changed`);
+
+  const images: RowImage[] = mine.map((row) => ({ table: 'allocations', key: { id: Number(row['id']) }, before: row, after: null }));
+  await trx('allocations')
+    .delete()
+    .whereIn(
+      'id',
+      mine.map((r) => Number(r['id'])),
+    );
+
+  const rest = (await trx('allocations').select('*').where('consumer_id', expect.consumerUuid)).map(normaliseRow);
+  const consumerId = Number(consumer['id']);
+  if (rest.length === 0) {
+    await trx('consumers').delete().where({ id: consumerId, generation: expect.consumerGeneration });
+    images.push({ table: 'consumers', key: { id: consumerId }, before: consumer, after: null });
+    return images;
+  }
+  const bumped = await trx('consumers')
+    .update({ generation: expect.consumerGeneration + 1, updated_at: now })
+    .where({ id: consumerId, generation: expect.consumerGeneration });
+  if (bumped !== 1) throw new CasConflict(`consumer ${expect.consumerUuid} changed while its allocations were rewritten`);
+  images.push({ table: 'consumers', key: { id: consumerId }, before: consumer, after: { ...consumer, generation: expect.consumerGeneration + 1, updated_at: now } });
+  // A PUT of the remaining allocations bumps every provider in the new set.
+  const providerIds = [...new Set(rest.map((r) => Number(r['resource_provider_id'])))].sort((a, b) => a - b);
+  for (const id of providerIds) images.push(await bumpProviderGeneration(trx, dialect, id, now));
+  return images;
+}
+
+export interface RekeyProviderExpect {
+  readonly providerId: number;
+  readonly fromUuid: string;
+  readonly toUuid: string;
+  readonly generation: number;
+}
+
+export async function rekeyProvider(trx: Knex.Transaction, dialect: Dialect, expect: RekeyProviderExpect, now: string): Promise<RowImage[]> {
+  const [rp] = await selectForUpdate(trx, dialect, 'resource_providers', { id: expect.providerId });
+  if (rp === undefined) throw new CasConflict(`resource provider ${expect.fromUuid} no longer exists`);
+  checkProvider(rp, expect.fromUuid, expect.generation);
+  const taken = await trx('resource_providers').select('id').where('uuid', expect.toUuid).first();
+  if (taken !== undefined) throw new CasConflict(`a resource provider with uuid ${expect.toUuid} already exists`);
+  const after = { ...rp, uuid: expect.toUuid, generation: expect.generation + 1, updated_at: now };
+  const n = await trx('resource_providers')
+    .update({ uuid: expect.toUuid, generation: expect.generation + 1, updated_at: now })
+    .where({ id: expect.providerId, uuid: expect.fromUuid, generation: expect.generation });
+  if (n !== 1) throw new CasConflict(`resource provider ${expect.fromUuid} changed while being re-keyed`);
+  return [{ table: 'resource_providers', key: { id: expect.providerId }, before: rp, after }];
+}
+
+async function bumpProviderGeneration(trx: Knex.Transaction, dialect: Dialect, providerId: number, now: string): Promise<RowImage> {
+  const [rp] = await selectForUpdate(trx, dialect, 'resource_providers', { id: providerId });
+  if (rp === undefined) throw new CasConflict(`resource provider ${providerId} disappeared`);
+  const generation = Number(rp['generation']);
+  const n = await trx('resource_providers').update({ generation: generation + 1, updated_at: now }).where({ id: providerId, generation });
+  if (n !== 1) throw new CasConflict(`resource provider ${String(rp['uuid'])} generation changed`);
+  return { table: 'resource_providers', key: { id: providerId }, before: rp, after: { ...rp, generation: generation + 1, updated_at: now } };
+}
+
+function checkProvider(rp: Row, uuid: string, generation: number): void {
+  if (rp['uuid'] !== uuid) throw new CasConflict(`resource provider ${uuid} was re-keyed to ${String(rp['uuid'])}`);
+  if (Number(rp['generation']) !== generation) throw new CasConflict(`resource provider ${uuid} generation is ${String(rp['generation'])}, planned ${generation}`);
+}
+
+function sameAllocations(rows: readonly Row[], expected: ReadonlyArray<{ resourceClassId: number; used: number }>): boolean {
+  const key = (rc: unknown, used: unknown): string => `${Number(rc)}:${Number(used)}`;
+  const a = rows.map((r) => key(r['resource_class_id'], r['used'])).sort();
+  const b = expected.map((e) => key(e.resourceClassId, e.used)).sort();
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}

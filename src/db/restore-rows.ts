@@ -1,0 +1,45 @@
+// Undo of one journaled change: every row goes back to its before-image, as a
+// compare-and-swap against its after-image. A row that is already back at its
+// before-image (the change never committed, or was undone) is left alone; a
+// row that is neither has changed since and the whole change is refused.
+import type { Knex } from 'knex';
+import type { Dialect } from './connect.js';
+import { CasConflict, rowsEqual, selectForUpdate, type Row, type RowImage } from './row-images.js';
+
+export type RestoreOutcome = 'restored' | 'already-restored';
+
+export async function restoreRows(trx: Knex.Transaction, dialect: Dialect, images: readonly RowImage[]): Promise<RestoreOutcome> {
+  const current: Array<Row | null> = [];
+  for (const img of images) current.push((await selectForUpdate(trx, dialect, img.table, img.key))[0] ?? null);
+  if (images.every((img, i) => rowsEqual(current[i] ?? null, img.before))) return 'already-restored';
+  images.forEach((img, i) => {
+    const now = current[i] ?? null;
+    if (!rowsEqual(now, img.after) && !rowsEqual(now, img.before))
+      throw new CasConflict(`${img.table} ${JSON.stringify(img.key)} changed since the journaled run; not restoring it`);
+  });
+  // Reverse order: a provider deleted last is recreated first, before its inventories.
+  for (let i = images.length - 1; i >= 0; i--) {
+    const img = images[i] as RowImage;
+    if (rowsEqual(current[i] ?? null, img.before)) continue;
+    if (img.before === null) {
+      await trx(img.table).delete().where(img.key);
+    } else if (img.after === null) {
+      await insertRow(trx, img.table, img.before);
+    } else {
+      const values: Record<string, unknown> = { ...img.before };
+      for (const k of Object.keys(img.key)) delete values[k];
+      await trx(img.table).update(values).where(img.key);
+    }
+  }
+  return 'restored';
+}
+
+async function insertRow(trx: Knex.Transaction, table: string, row: Row): Promise<void> {
+  if (table === 'resource_providers' && row['root_provider_id'] !== null) {
+    // The root FK references the row itself: insert without it, then set it, as Placement creates roots.
+    await trx(table).insert({ ...row, root_provider_id: null });
+    await trx(table).update({ root_provider_id: row['root_provider_id'] }).where({ id: row['id'] ?? null });
+    return;
+  }
+  await trx(table).insert({ ...row });
+}

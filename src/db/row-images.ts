@@ -1,0 +1,68 @@
+// Before- and after-images of the rows a change touched: what the journal
+// records and what undo compares against. Values are normalised to JSON
+// types (numbers, strings, null) so an image read back from either driver
+// compares equal to the one written.
+import type { Knex } from 'knex';
+import type { Dialect } from './connect.js';
+
+export type RowValue = string | number | null;
+export type Row = Readonly<Record<string, RowValue>>;
+
+export interface RowImage {
+  readonly table: string;
+  /** Primary key columns and values. */
+  readonly key: Readonly<Record<string, string | number>>;
+  /** null: the row did not exist before (it was inserted). */
+  readonly before: Row | null;
+  /** null: the row does not exist after (it was deleted). */
+  readonly after: Row | null;
+}
+
+/** A compare-and-swap miss: the row is not what the plan (or the journal) expected. */
+export class CasConflict extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CasConflict';
+  }
+}
+
+export function normaliseRow(raw: Readonly<Record<string, unknown>>): Row {
+  const out: Record<string, RowValue> = {};
+  for (const [k, v] of Object.entries(raw)) out[k] = normaliseValue(v);
+  return out;
+}
+
+function normaliseValue(v: unknown): RowValue {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number' || typeof v === 'string') return v;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v instanceof Date) return v.toISOString().slice(0, 19).replace('T', ' ');
+  if (Buffer.isBuffer(v)) return v.toString('utf8');
+  return String(v);
+}
+
+export function rowsEqual(a: Row | null, b: Row | null): boolean {
+  if (a === null || b === null) return a === b;
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) if (!valuesEqual(a[k] ?? null, b[k] ?? null)) return false;
+  return true;
+}
+
+function valuesEqual(a: RowValue, b: RowValue): boolean {
+  if (a === b) return true;
+  if (a === null || b === null) return false;
+  // A FLOAT read back may be 1.5 or "1.5"; integers may come back as strings from big columns.
+  const na = Number(a);
+  const nb = Number(b);
+  if (!Number.isNaN(na) && !Number.isNaN(nb) && String(a).trim() !== '' && String(b).trim() !== '') return Math.abs(na - nb) <= 1e-6 * Math.max(1, Math.abs(na));
+  return false;
+}
+
+/** Select rows for update (a row lock on MySQL; SQLite's write transaction already excludes writers). */
+export async function selectForUpdate(trx: Knex.Transaction, dialect: Dialect, table: string, where: Readonly<Record<string, string | number>>): Promise<Row[]> {
+  const q = trx(table).select('*').where(where);
+  if (dialect === 'mysql') q.forUpdate();
+  const rows: Array<Record<string, unknown>> = await q;
+  return rows.map(normaliseRow);
+}

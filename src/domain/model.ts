@@ -1,0 +1,153 @@
+// The plain-data picture of a deployment that every planner and the audit
+// work from. src/operations/read-snapshot.ts fills it from the databases (in
+// batches, one query per table and cell); the domain only reads it. All
+// timestamps are naive-UTC strings as Nova stores them; ids are numbers.
+
+export interface CellRec {
+  readonly id: number;
+  readonly uuid: string;
+  readonly name: string | null;
+  readonly isCell0: boolean;
+}
+
+export interface HostMappingRec {
+  readonly id: number;
+  readonly host: string;
+  readonly cellUuid: string;
+}
+
+export interface ServiceRec {
+  readonly cellUuid: string;
+  readonly id: number;
+  readonly uuid: string | null;
+  readonly host: string | null;
+  readonly binary: string;
+  readonly disabled: boolean;
+  readonly forcedDown: boolean;
+  readonly lastSeenUp: string | null;
+  readonly createdAt: string | null;
+  readonly updatedAt: string | null;
+  /** Soft-deleted services are read too (deleted != 0), so "service deleted" can be told from "never existed". */
+  readonly deleted: boolean;
+}
+
+export interface ComputeNodeRec {
+  readonly cellUuid: string;
+  readonly id: number;
+  readonly uuid: string | null;
+  readonly host: string | null;
+  readonly hypervisorHostname: string | null;
+  readonly hypervisorType: string;
+  readonly serviceId: number | null;
+  readonly mapped: number | null;
+  readonly createdAt: string | null;
+  readonly updatedAt: string | null;
+  readonly deleted: boolean;
+}
+
+export interface InstanceRec {
+  readonly cellUuid: string;
+  readonly id: number;
+  readonly uuid: string;
+  readonly host: string | null;
+  readonly node: string | null;
+  readonly vmState: string | null;
+  readonly taskState: string | null;
+}
+
+/** Migrations whose status is not final (nova's placement audit list). */
+export interface MigrationRec {
+  readonly cellUuid: string;
+  readonly id: number;
+  readonly uuid: string | null;
+  readonly instanceUuid: string | null;
+  readonly sourceCompute: string | null;
+  readonly destCompute: string | null;
+  readonly sourceNode: string | null;
+  readonly destNode: string | null;
+  readonly status: string | null;
+  readonly migrationType: string | null;
+}
+
+export interface ProviderRec {
+  readonly id: number;
+  readonly uuid: string;
+  readonly name: string | null;
+  readonly generation: number;
+  readonly rootId: number | null;
+  readonly parentId: number | null;
+  readonly traits: readonly string[];
+  readonly aggregateCount: number;
+}
+
+export interface InventoryRec {
+  readonly id: number;
+  readonly providerId: number;
+  readonly resourceClassId: number;
+  readonly resourceClass: string;
+  readonly total: number;
+  readonly reserved: number;
+  readonly minUnit: number;
+  readonly maxUnit: number;
+  readonly stepSize: number;
+  readonly allocationRatio: number;
+}
+
+export interface AllocationRec {
+  readonly id: number;
+  readonly providerId: number;
+  readonly consumerUuid: string;
+  readonly resourceClassId: number;
+  readonly resourceClass: string;
+  readonly used: number;
+}
+
+export interface ConsumerRec {
+  readonly id: number;
+  readonly uuid: string;
+  readonly generation: number;
+  readonly projectId: number;
+  readonly userId: number;
+}
+
+/** From --ironic-nodes FILE or [ironic_database]; absent when no ironic truth was given. */
+export interface IronicNodeRec {
+  readonly uuid: string;
+  readonly instanceUuid: string | null;
+  readonly maintenance: boolean | null;
+  readonly provisionState: string | null;
+  readonly conductorGroup: string | null;
+}
+
+export interface Snapshot {
+  /** Epoch ms at which the snapshot was read (liveness is judged against it). */
+  readonly takenAt: number;
+  readonly serviceDownTime: number;
+  readonly cells: readonly CellRec[];
+  readonly hostMappings: readonly HostMappingRec[];
+  readonly services: readonly ServiceRec[];
+  /** Live compute nodes, plus soft-deleted ones (deleted = true) for provider ownership. */
+  readonly computeNodes: readonly ComputeNodeRec[];
+  /** Live instances only. */
+  readonly instances: readonly InstanceRec[];
+  /** Active migrations only. */
+  readonly migrations: readonly MigrationRec[];
+  /** Undefined when placement was not read (commands that do not need it). */
+  readonly placement: PlacementSnapshot | undefined;
+  readonly ironicNodes: readonly IronicNodeRec[] | undefined;
+}
+
+export interface PlacementSnapshot {
+  readonly providers: readonly ProviderRec[];
+  readonly inventories: readonly InventoryRec[];
+  readonly allocations: readonly AllocationRec[];
+  readonly consumers: readonly ConsumerRec[];
+}
+
+/** Nova's final migration states; every other status is "in progress" (§3.1). */
+export const FINAL_MIGRATION_STATES: readonly string[] = ['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done'];
+
+/** Trait of sharing providers: never touched by cleanups. */
+export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE';
+/** Trait Nova sets on every compute-node provider it reports. */
+export const COMPUTE_NODE_TRAIT = 'COMPUTE_NODE';

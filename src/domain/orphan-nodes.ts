@@ -1,0 +1,73 @@
+// Planning `compute_node cleanup_orphans`. An orphan is a live compute node
+// whose nova-compute service is soft-deleted or missing, or (only with ironic
+// truth) whose ironic node no longer exists. Without ironic truth an ironic
+// node is never deleted: the audit lists it as a suspect (seed bug 2013: the
+// service heartbeat makes every node of the service look up). A node with a
+// live instance is refused: that is the rebalance command's job.
+// Each unit releases placement first (allocations, then the provider tree),
+// then soft-deletes the compute node, so a crash in between leaves a
+// provider-less orphan that the next run finishes.
+import type { ComputeNodeRec, Snapshot } from './model.js';
+import type { Plan, PlannedChange, Refusal, Unit } from './plan.js';
+import { newPlanState, planProviderTreeRemoval } from './provider-removal.js';
+import { indexSnapshot, nodeKey, serviceKey, type SnapshotIndex } from './snapshot-index.js';
+
+export const CLEANUP_ORPHANS = 'compute_node cleanup_orphans';
+
+export interface OrphanVerdict {
+  readonly node: ComputeNodeRec;
+  readonly reason: string;
+}
+
+/** Why a live node is an orphan, or undefined when it is not (shared with the audit). */
+export function orphanReason(ix: SnapshotIndex, node: ComputeNodeRec): string | undefined {
+  if (ix.liveComputeService.get(serviceKey(node.cellUuid, node.host)) === undefined) {
+    return ix.deletedComputeService.has(serviceKey(node.cellUuid, node.host))
+      ? `its nova-compute service on ${node.host ?? '-'} was deleted`
+      : `no nova-compute service exists for host ${node.host ?? '-'}`;
+  }
+  if (node.hypervisorType === 'ironic' && ix.ironicNodeUuids !== undefined && !ix.ironicNodeUuids.has((node.hypervisorHostname ?? '').toLowerCase()))
+    return `ironic node ${node.hypervisorHostname ?? '-'} no longer exists in ironic`;
+  return undefined;
+}
+
+export function planOrphanCleanup(snapshot: Snapshot): Plan {
+  const ix = indexSnapshot(snapshot);
+  const state = newPlanState();
+  const units: Unit[] = [];
+  const refused: Refusal[] = [];
+  for (const node of ix.liveNodes) {
+    const reason = orphanReason(ix, node);
+    if (reason === undefined) continue;
+    const subject = `compute node ${node.uuid ?? node.id} (${node.host ?? '-'}/${node.hypervisorHostname ?? '-'}) in cell ${node.cellUuid}`;
+    const instances = ix.instancesOnNode.get(nodeKey(node.cellUuid, node.host, node.hypervisorHostname)) ?? [];
+    if (instances.length > 0) {
+      refused.push({
+        subject,
+        reason: `${reason}, but live instance ${instances.map((i) => i.uuid).join(', ')} is on it`,
+        suggestion: 'nova-reconcile compute_node rebalance',
+      });
+      continue;
+    }
+    if (node.host === null) {
+      refused.push({ subject, reason: 'the compute node has no host, so it cannot be deleted with the host guard' });
+      continue;
+    }
+    const changes: PlannedChange[] = [];
+    const provider = node.uuid === null ? undefined : ix.providerByUuid.get(node.uuid);
+    if (provider !== undefined && snapshot.placement !== undefined) {
+      const removal = planProviderTreeRemoval(ix, provider, { cellUuid: node.cellUuid, host: node.host, hypervisorHostname: node.hypervisorHostname }, state);
+      if (!removal.ok) {
+        refused.push({ subject, reason: `${reason}, but ${removal.reason}`, suggestion: removal.suggestion });
+        continue;
+      }
+      changes.push(...removal.changes);
+    }
+    changes.push({
+      change: { kind: 'soft-delete-compute-node', target: { db: 'cell', cellUuid: node.cellUuid }, id: node.id, uuid: node.uuid, host: node.host, hypervisorHostname: node.hypervisorHostname },
+      reason,
+    });
+    units.push({ id: `orphan-node:${node.cellUuid}:${node.id}`, title: `orphan ${subject}: ${reason}`, changes });
+  }
+  return { command: CLEANUP_ORPHANS, units, refused };
+}

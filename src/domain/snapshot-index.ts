@@ -1,0 +1,125 @@
+// Lookups over a Snapshot, built once per plan. Host names are keyed the way
+// Nova's utf8mb3_general_ci columns compare them for ASCII names: case- and
+// trailing-space-insensitive.
+import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
+import { FINAL_MIGRATION_STATES } from './model.js';
+
+export function hostKey(host: string | null): string {
+  return (host ?? '').replace(/ +$/, '').toLowerCase();
+}
+
+export interface SnapshotIndex {
+  readonly snapshot: Snapshot;
+  readonly liveNodes: readonly ComputeNodeRec[];
+  readonly liveNodeByUuid: ReadonlyMap<string, ComputeNodeRec>;
+  /** Live nodes by lower-cased hypervisor_hostname (the provider name Nova uses). */
+  readonly liveNodesByHypervisorHostname: ReadonlyMap<string, readonly ComputeNodeRec[]>;
+  /** Lower-cased ironic node uuids, when ironic truth was given. */
+  readonly ironicNodeUuids: ReadonlySet<string> | undefined;
+  /** Soft-deleted compute nodes by uuid (the newest row wins). */
+  readonly deletedNodeByUuid: ReadonlyMap<string, ComputeNodeRec>;
+  /** Live nova-compute services by `${cellUuid}|${hostKey}`. */
+  readonly liveComputeService: ReadonlyMap<string, ServiceRec>;
+  readonly deletedComputeService: ReadonlyMap<string, ServiceRec>;
+  readonly instanceByUuid: ReadonlyMap<string, InstanceRec>;
+  /** Live instances by `${cellUuid}|${hostKey(host)}|${node}`. */
+  readonly instancesOnNode: ReadonlyMap<string, readonly InstanceRec[]>;
+  /** Uuids of active migrations (nova's placement audit uses them as consumers). */
+  readonly activeMigrationUuids: ReadonlySet<string>;
+  readonly providerById: ReadonlyMap<number, ProviderRec>;
+  readonly providerByUuid: ReadonlyMap<string, ProviderRec>;
+  /** Providers by lower-cased name (placement's name column is case-insensitive). */
+  readonly providerByName: ReadonlyMap<string, ProviderRec>;
+  readonly childrenOf: ReadonlyMap<number, readonly ProviderRec[]>;
+  readonly allocationsOnProvider: ReadonlyMap<number, readonly AllocationRec[]>;
+  readonly allocationsOfConsumer: ReadonlyMap<string, readonly AllocationRec[]>;
+  readonly consumerByUuid: ReadonlyMap<string, ConsumerRec>;
+  readonly inventoriesOf: ReadonlyMap<number, readonly InventoryRec[]>;
+}
+
+export function nodeKey(cellUuid: string, host: string | null, node: string | null): string {
+  return `${cellUuid}|${hostKey(host)}|${node ?? ''}`;
+}
+
+export function serviceKey(cellUuid: string, host: string | null): string {
+  return `${cellUuid}|${hostKey(host)}`;
+}
+
+export function indexSnapshot(s: Snapshot): SnapshotIndex {
+  const liveNodes = s.computeNodes.filter((n) => !n.deleted);
+  const liveNodeByUuid = new Map<string, ComputeNodeRec>();
+  const deletedNodeByUuid = new Map<string, ComputeNodeRec>();
+  for (const n of s.computeNodes) {
+    if (n.uuid === null) continue;
+    if (!n.deleted) liveNodeByUuid.set(n.uuid, n);
+    else if ((deletedNodeByUuid.get(n.uuid)?.id ?? -1) < n.id) deletedNodeByUuid.set(n.uuid, n);
+  }
+  const liveNodesByHypervisorHostname = new Map<string, ComputeNodeRec[]>();
+  for (const n of liveNodes) if (n.hypervisorHostname !== null) push(liveNodesByHypervisorHostname, n.hypervisorHostname.toLowerCase(), n);
+  const ironicNodeUuids = s.ironicNodes === undefined ? undefined : new Set(s.ironicNodes.map((n) => n.uuid.toLowerCase()));
+  const liveComputeService = new Map<string, ServiceRec>();
+  const deletedComputeService = new Map<string, ServiceRec>();
+  for (const svc of s.services) {
+    if (svc.binary !== 'nova-compute') continue;
+    (svc.deleted ? deletedComputeService : liveComputeService).set(serviceKey(svc.cellUuid, svc.host), svc);
+  }
+  const instanceByUuid = new Map<string, InstanceRec>();
+  const instancesOnNode = new Map<string, InstanceRec[]>();
+  for (const i of s.instances) {
+    instanceByUuid.set(i.uuid, i);
+    push(instancesOnNode, nodeKey(i.cellUuid, i.host, i.node), i);
+  }
+  const activeMigrationUuids = new Set<string>();
+  for (const m of s.migrations) if (m.uuid !== null && !FINAL_MIGRATION_STATES.includes(m.status ?? '')) activeMigrationUuids.add(m.uuid);
+
+  const p = s.placement;
+  const providerById = new Map<number, ProviderRec>();
+  const providerByUuid = new Map<string, ProviderRec>();
+  const providerByName = new Map<string, ProviderRec>();
+  const childrenOf = new Map<number, ProviderRec[]>();
+  const allocationsOnProvider = new Map<number, AllocationRec[]>();
+  const allocationsOfConsumer = new Map<string, AllocationRec[]>();
+  const consumerByUuid = new Map<string, ConsumerRec>();
+  const inventoriesOf = new Map<number, InventoryRec[]>();
+  if (p !== undefined) {
+    for (const rp of p.providers) {
+      providerById.set(rp.id, rp);
+      providerByUuid.set(rp.uuid, rp);
+      if (rp.name !== null) providerByName.set(rp.name.toLowerCase(), rp);
+      if (rp.parentId !== null) push(childrenOf, rp.parentId, rp);
+    }
+    for (const a of p.allocations) {
+      push(allocationsOnProvider, a.providerId, a);
+      push(allocationsOfConsumer, a.consumerUuid, a);
+    }
+    for (const c of p.consumers) consumerByUuid.set(c.uuid, c);
+    for (const inv of p.inventories) push(inventoriesOf, inv.providerId, inv);
+  }
+  return {
+    snapshot: s,
+    liveNodes,
+    liveNodeByUuid,
+    liveNodesByHypervisorHostname,
+    ironicNodeUuids,
+    deletedNodeByUuid,
+    liveComputeService,
+    deletedComputeService,
+    instanceByUuid,
+    instancesOnNode,
+    activeMigrationUuids,
+    providerById,
+    providerByUuid,
+    providerByName,
+    childrenOf,
+    allocationsOnProvider,
+    allocationsOfConsumer,
+    consumerByUuid,
+    inventoriesOf,
+  };
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}

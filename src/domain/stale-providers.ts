@@ -1,0 +1,77 @@
+// Planning `placement cleanup_providers`. A stale provider is a root
+// compute-node provider (COMPUTE_NODE trait, or the uuid of a soft-deleted
+// compute node) with no live compute node of its uuid. Sharing providers and
+// providers that are not compute-node providers (neutron agents, ...) are
+// never touched. A stale provider that holds a live node's name blocks that
+// node from ever registering (the 409 "Conflicting resource provider name"):
+// when no provider has the live node's uuid, it is re-keyed to that uuid if
+// it holds allocations (keeping inventories, traits, aggregates and
+// allocations), or deleted if it is empty so nova-compute recreates it.
+import type { ComputeNodeRec, ProviderRec, Snapshot } from './model.js';
+import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from './model.js';
+import type { Plan, Refusal, Unit } from './plan.js';
+import { newPlanState, planProviderTreeRemoval } from './provider-removal.js';
+import { indexSnapshot, type SnapshotIndex } from './snapshot-index.js';
+
+export const CLEANUP_PROVIDERS = 'placement cleanup_providers';
+
+/** A root compute-node provider with no live compute node (shared with the audit). */
+export function isStaleComputeProvider(ix: SnapshotIndex, rp: ProviderRec): boolean {
+  if (rp.parentId !== null) return false;
+  if (rp.traits.includes(SHARING_TRAIT)) return false;
+  if (ix.liveNodeByUuid.has(rp.uuid)) return false;
+  return rp.traits.includes(COMPUTE_NODE_TRAIT) || ix.deletedNodeByUuid.has(rp.uuid);
+}
+
+/** The live node whose name this provider holds while another uuid, if any. */
+export function blockedNode(ix: SnapshotIndex, rp: ProviderRec): ComputeNodeRec | undefined {
+  if (rp.name === null) return undefined;
+  return (ix.liveNodesByHypervisorHostname.get(rp.name.toLowerCase()) ?? []).find((n) => n.uuid !== null && n.uuid !== rp.uuid);
+}
+
+export function planProviderCleanup(snapshot: Snapshot): Plan {
+  const ix = indexSnapshot(snapshot);
+  const state = newPlanState();
+  const units: Unit[] = [];
+  const refused: Refusal[] = [];
+  for (const rp of snapshot.placement?.providers ?? []) {
+    if (!isStaleComputeProvider(ix, rp)) continue;
+    const subject = `resource provider ${rp.uuid} (${rp.name ?? '-'})`;
+    const live = blockedNode(ix, rp);
+    const deleted = ix.deletedNodeByUuid.get(rp.uuid);
+    const owner = deleted === undefined ? undefined : { cellUuid: deleted.cellUuid, host: deleted.host, hypervisorHostname: deleted.hypervisorHostname };
+    const holdsAllocations = treeHasAllocations(ix, rp);
+    if (live !== undefined && live.uuid !== null && !ix.providerByUuid.has(live.uuid) && holdsAllocations) {
+      units.push({
+        id: `rekey-provider:${rp.id}`,
+        title: `${subject} holds the name of live compute node ${live.uuid} (${live.host ?? '-'}): re-key it to that uuid`,
+        changes: [
+          {
+            change: { kind: 'rekey-provider', target: { db: 'placement' }, providerId: rp.id, fromUuid: rp.uuid, toUuid: live.uuid, generation: state.providerGeneration.get(rp.id) ?? rp.generation },
+            reason: `its name blocks compute node ${live.uuid} from registering (409); it keeps its inventories, traits, aggregates and allocations`,
+          },
+        ],
+      });
+      state.providerGeneration.set(rp.id, (state.providerGeneration.get(rp.id) ?? rp.generation) + 1);
+      continue;
+    }
+    const removal = planProviderTreeRemoval(ix, rp, owner, state);
+    if (!removal.ok) {
+      refused.push({ subject, reason: removal.reason, suggestion: removal.suggestion });
+      continue;
+    }
+    const why = live !== undefined ? `it is empty and blocks compute node ${live.uuid ?? '-'} (${live.host ?? '-'}) from registering` : 'it has no live compute node';
+    units.push({ id: `stale-provider:${rp.id}`, title: `stale ${subject}: ${why}`, changes: removal.changes });
+  }
+  return { command: CLEANUP_PROVIDERS, units, refused };
+}
+
+function treeHasAllocations(ix: SnapshotIndex, root: ProviderRec): boolean {
+  const stack = [root];
+  while (stack.length > 0) {
+    const rp = stack.pop() as ProviderRec;
+    if ((ix.allocationsOnProvider.get(rp.id) ?? []).length > 0) return true;
+    stack.push(...(ix.childrenOf.get(rp.id) ?? []));
+  }
+  return false;
+}

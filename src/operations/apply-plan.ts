@@ -1,0 +1,117 @@
+// Apply a plan under the session lock: unit by unit, each change one
+// compare-and-swap transaction in its own database, journaled before it
+// commits. A change whose rows moved since planning stops its unit, which is
+// reported as skipped; nothing is ever overwritten. Units are ordered by the
+// planners so that a crash between two databases leaves a state the next run
+// finishes (placement released before the compute node row goes away).
+import type { Database } from '../db/connect.js';
+import type { Deployment } from '../db/deployment.js';
+import { applyChange } from '../db/apply-change.js';
+import { isConnectionLostError, describeDriverError } from '../db/driver-errors.js';
+import { withSessionLock } from '../db/locks.js';
+import { CasConflict } from '../db/row-images.js';
+import { utcNowString } from '../db/time.js';
+import type { DbRef, Plan, Refusal, Unit } from '../domain/plan.js';
+import { ReconcileError } from '../errors.js';
+import { defaultJournalPath, openJournal, type DeploymentIdentity } from './journal.js';
+
+export const APPLY_LOCK = 'nova-reconcile-apply';
+
+export interface ApplyOptions {
+  readonly journalPath: string | undefined;
+  readonly journalDir: string;
+  /** Called once the journal exists, so its path reaches stderr before any write. */
+  readonly onJournal?: (path: string) => void;
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+export type UnitOutcome =
+  | { readonly unit: Unit; readonly status: 'applied' }
+  | { readonly unit: Unit; readonly status: 'skipped'; readonly reason: string; readonly changesApplied: number };
+
+export interface ApplyResult {
+  readonly journalPath: string | undefined;
+  readonly outcomes: readonly UnitOutcome[];
+  readonly refused: readonly Refusal[];
+}
+
+/**
+ * Hold the apply lock around planning and applying, so a second run waits
+ * for the first and then plans from what the first left (nothing twice).
+ */
+export async function withApplyLock<T>(deployment: Deployment, lockTimeout: number, fn: () => Promise<T>): Promise<T> {
+  return withSessionLock(await deployment.api(), APPLY_LOCK, lockTimeout, fn);
+}
+
+/** Apply a plan; the caller holds the apply lock (withApplyLock). */
+export async function applyPlan(deployment: Deployment, plan: Plan, options: ApplyOptions): Promise<ApplyResult> {
+  if (plan.units.length === 0) return { journalPath: undefined, outcomes: [], refused: plan.refused };
+  const identity = await deploymentIdentity(deployment);
+  {
+    const path = options.journalPath ?? defaultJournalPath(options.journalDir, plan.command, new Date());
+    const journal = openJournal(path, { type: 'header', format: 'nova-reconcile-journal/1', command: plan.command, startedAt: utcNowString(), deployment: identity });
+    options.onJournal?.(journal.path);
+    const outcomes: UnitOutcome[] = [];
+    let seq = 0;
+    try {
+      for (const unit of plan.units) {
+        let applied = 0;
+        let skipped: string | undefined;
+        for (const { change } of unit.changes) {
+          const db = await databaseFor(deployment, change.target);
+          const now = utcNowString();
+          seq += 1;
+          const thisSeq = seq;
+          try {
+            await db.knex.transaction(async (trx) => {
+              const rows = await applyChange(trx, db.dialect, change, now);
+              journal.append({ type: 'change', seq: thisSeq, unit: unit.id, target: change.target, change, rows });
+            });
+            journal.append({ type: 'commit', seq: thisSeq });
+            applied += 1;
+          } catch (err) {
+            if (err instanceof CasConflict) {
+              skipped = err.message;
+              break;
+            }
+            throw wrapApplyError(err, db, unit);
+          }
+        }
+        outcomes.push(skipped === undefined ? { unit, status: 'applied' } : { unit, status: 'skipped', reason: skipped, changesApplied: applied });
+        options.onProgress?.(outcomes.length, plan.units.length);
+      }
+    } finally {
+      journal.close();
+    }
+    return { journalPath: journal.path, outcomes, refused: plan.refused };
+  }
+}
+
+export async function databaseFor(deployment: Deployment, target: DbRef): Promise<Database> {
+  switch (target.db) {
+    case 'api':
+      return deployment.api();
+    case 'placement':
+      return deployment.placement();
+    case 'cell': {
+      const mapping = (await deployment.cellMappings()).find((m) => m.uuid === target.cellUuid);
+      if (mapping === undefined) throw new ReconcileError('not-found', `cell ${target.cellUuid} is not in cell_mappings`);
+      return deployment.cell(mapping);
+    }
+  }
+}
+
+export async function deploymentIdentity(deployment: Deployment): Promise<DeploymentIdentity> {
+  const api = await deployment.api();
+  const cells = (await deployment.cellMappings()).map((m) => m.uuid);
+  return { api: api.target.display, cells };
+}
+
+function wrapApplyError(err: unknown, db: Database, unit: Unit): ReconcileError {
+  if (err instanceof ReconcileError) return err;
+  const what = isConnectionLostError(err) ? 'lost the connection to' : 'failed writing to';
+  return new ReconcileError('connection', `${what} the ${db.label} while applying "${unit.title}": ${describeDriverError(err)}; that change was rolled back`, {
+    hint: 'the journal lists what was committed before; re-run the command to finish the plan',
+    cause: err,
+  });
+}

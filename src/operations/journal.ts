@@ -1,0 +1,124 @@
+// The journal: JSON lines, one header, then for every change its row images,
+// written and fsynced BEFORE the change's transaction commits, and a commit
+// marker after. Undo reads it back. It never contains a password: the header
+// names databases by their redacted display form only.
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Change, DbRef } from '../domain/plan.js';
+import type { RowImage } from '../db/row-images.js';
+import { ReconcileError } from '../errors.js';
+
+export const JOURNAL_FORMAT = 'nova-reconcile-journal/1';
+
+export interface JournalHeader {
+  readonly type: 'header';
+  readonly format: typeof JOURNAL_FORMAT;
+  readonly command: string;
+  readonly startedAt: string;
+  /** Identifies the deployment: the API database (redacted) and the cell uuids. */
+  readonly deployment: DeploymentIdentity;
+}
+
+export interface DeploymentIdentity {
+  readonly api: string;
+  readonly cells: readonly string[];
+}
+
+export interface JournalChange {
+  readonly type: 'change';
+  readonly seq: number;
+  readonly unit: string;
+  readonly target: DbRef;
+  readonly change: Change;
+  readonly rows: readonly RowImage[];
+}
+
+export interface JournalCommit {
+  readonly type: 'commit';
+  readonly seq: number;
+}
+
+export type JournalEntry = JournalHeader | JournalChange | JournalCommit;
+
+export interface JournalWriter {
+  readonly path: string;
+  append(entry: JournalEntry): void;
+  close(): void;
+}
+
+/** `<dir>/<command>-<UTC timestamp>-<random>.jsonl` */
+export function defaultJournalPath(dir: string, command: string, now: Date): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const slug = command.replace(/[^A-Za-z0-9]+/g, '-');
+  return join(dir, `${slug}-${stamp}-${Math.random().toString(16).slice(2, 8)}.jsonl`);
+}
+
+export function openJournal(path: string, header: JournalHeader): JournalWriter {
+  let fd: number;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    fd = openSync(path, 'wx', 0o600);
+  } catch (err) {
+    throw new ReconcileError('config', `cannot create the journal ${path}: ${(err as Error).message}`, {
+      hint: 'pass --journal FILE, or set [nova_reconcile] journal_dir to a writable directory',
+      cause: err,
+    });
+  }
+  const writer: JournalWriter = {
+    path,
+    append(entry) {
+      writeSync(fd, JSON.stringify(entry) + '\n');
+      fsyncSync(fd);
+    },
+    close() {
+      closeSync(fd);
+    },
+  };
+  writer.append(header);
+  return writer;
+}
+
+export interface ReadJournal {
+  readonly header: JournalHeader;
+  readonly changes: readonly JournalChange[];
+  readonly committed: ReadonlySet<number>;
+}
+
+/** Parse and validate a journal; any corruption or truncation is refused with one line. */
+export function readJournal(path: string): ReadJournal {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ReconcileError('input', `cannot read the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+  }
+  if (text.length === 0) throw new ReconcileError('input', `the journal ${path} is empty`);
+  if (!text.endsWith('\n')) throw new ReconcileError('input', `the journal ${path} is truncated (its last line is incomplete); refusing to undo from it`);
+  const lines = text.slice(0, -1).split('\n');
+  const entries: unknown[] = lines.map((line, i) => {
+    try {
+      return JSON.parse(line) as unknown;
+    } catch {
+      throw new ReconcileError('input', `the journal ${path} is corrupt at line ${i + 1}: not JSON`);
+    }
+  });
+  const header = entries[0];
+  if (!isObject(header) || header['type'] !== 'header' || header['format'] !== JOURNAL_FORMAT || !isObject(header['deployment']))
+    throw new ReconcileError('input', `${path} is not a nova-reconcile journal (no ${JOURNAL_FORMAT} header)`);
+  const changes: JournalChange[] = [];
+  const committed = new Set<number>();
+  entries.slice(1).forEach((e, i) => {
+    if (isObject(e) && e['type'] === 'change' && typeof e['seq'] === 'number' && Array.isArray(e['rows']) && isObject(e['target']) && isObject(e['change'])) {
+      changes.push(e as unknown as JournalChange);
+    } else if (isObject(e) && e['type'] === 'commit' && typeof e['seq'] === 'number') {
+      committed.add(e['seq']);
+    } else {
+      throw new ReconcileError('input', `the journal ${path} is corrupt at line ${i + 2}: unexpected entry`);
+    }
+  });
+  return { header: header as unknown as JournalHeader, changes, committed };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
