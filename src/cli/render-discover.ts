@@ -1,6 +1,7 @@
 // nova-manage's discover_hosts output: the verbose status lines (§1.5), the
 // duplicate message, and our JSON document. Warnings go to stderr.
 import type { CellDiscovery, DiscoverResult } from '../operations/discover-hosts.js';
+import { ReconcileError } from '../errors.js';
 import { describeError } from './describe-error.js';
 
 export function renderDiscoverVerbose(result: DiscoverResult): string[] {
@@ -69,13 +70,17 @@ export function renderDiscoverJson(result: DiscoverResult): unknown {
         };
     }
   });
-  const failed = firstFailure(result) !== undefined;
+  const failure = firstFailure(result);
   return {
     command: 'cell_v2 discover_hosts',
     dry_run: result.dryRun,
     changed: !result.dryRun && result.cells.some((c) => c.kind === 'discovered' && (c.created.length > 0 || c.nodesMarked > 0)),
-    ok: !failed,
+    ok: failure === undefined,
     created,
     cells,
+    // The same `error` object as every other failed command's JSON (report-error.ts), so automation needs one check.
+    ...(failure === undefined
+      ? {}
+      : { error: { kind: failure.error instanceof ReconcileError ? failure.error.kind : 'internal', message: describeError(failure.error), exit_code: 255 } }),
   };
 }
