@@ -116,7 +116,8 @@ function parseCommandArgs(spec: CommandSpec, args: readonly string[], ctx: RunCo
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
       writeErr: (s) => ctx.stderr.write(s),
-      outputError: (s, write) => write(s.replace(/^error: /, `nova-reconcile ${spec.path.join(' ')}: error: `)),
+      // One line: commander puts its "(Did you mean --x?)" suggestion on a line of its own.
+      outputError: (s, write) => write(s.replace(/^error: /, `nova-reconcile ${spec.path.join(' ')}: error: `).replace(/\n(?=\(Did you mean)/, ' ')),
     })
     .addHelpText('after', renderCommandHelpFooter(spec));
   for (const a of spec.args ?? []) cmd.argument(a);
