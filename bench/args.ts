@@ -1,0 +1,108 @@
+// `npm run bench -- [options]`: parsed once, at the edge, into frozen values.
+import { parseArgs } from 'node:util';
+
+export type NovaManageMode = 'auto' | 'never' | 'always';
+
+export interface BenchOptions {
+  /** Hosts per cell, one benchmark per entry. */
+  readonly sizes: readonly number[];
+  readonly cells: number;
+  readonly runs: number;
+  /**
+   * Runs per nova-manage measurement. Default 1: nova-manage takes minutes
+   * at 10,000 hosts, and R runs of it would not fit the 15-minute budget of
+   * the default benchmark on a 2-core machine; one run decides a 100× ratio.
+   */
+  readonly novaRuns: number;
+  readonly novaManage: NovaManageMode;
+  /** auto runs the real nova-manage only up to this many hosts in total (all cells). */
+  readonly novaMaxHosts: number;
+  /** Compute nodes per host (ironic when > 1). */
+  readonly nodesPerHost: number;
+  /** Where the Markdown report goes; '-' for none. */
+  readonly out: string;
+  /** Server for the scratch databases, mysql://user[:password]@host[:port]. */
+  readonly mysqlUrl: string;
+}
+
+export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--runs R] [--nova-runs R]
+                        [--nova-manage auto|never|always] [--nova-max-hosts M]
+                        [--nodes-per-host K] [--out FILE|-] [--mysql URL]
+
+  --hosts N[,N...]   hosts per cell, one benchmark per size (default 1000,10000,30000)
+  --cells C          cells holding hosts, besides cell0 (default 1)
+  --runs R           runs per measurement of nova-reconcile and the floor; the
+                     median is reported (default 3)
+  --nova-runs R      runs per measurement of nova-manage (default 1: it takes minutes)
+  --nova-manage M    run the real nova-manage: auto = when python3-nova is
+                     importable and the size is at most --nova-max-hosts (default auto)
+  --nova-max-hosts M largest total host count (all cells) auto runs nova-manage for (default 10000)
+  --nodes-per-host K compute nodes per host, ironic-style when K > 1 (default 1)
+  --out FILE|-       Markdown report (default bench/RESULTS.md; - for none)
+  --mysql URL        MariaDB server for the scratch databases
+                     (default $BENCH_MYSQL_URL or mysql://root@127.0.0.1:3306)`;
+
+export class UsageError extends Error {}
+
+export function parseBenchArgs(argv: readonly string[]): BenchOptions {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        hosts: { type: 'string' },
+        cells: { type: 'string' },
+        runs: { type: 'string' },
+        'nova-runs': { type: 'string' },
+        'nova-manage': { type: 'string' },
+        'nova-max-hosts': { type: 'string' },
+        'nodes-per-host': { type: 'string' },
+        out: { type: 'string' },
+        mysql: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  const v = parsed.values;
+  if (v.help === true) throw new UsageError('');
+  const problems: string[] = [];
+  const sizes = (v.hosts ?? '1000,10000,30000').split(',').map((s) => positiveInt('--hosts', s.trim(), problems));
+  const cells = positiveInt('--cells', v.cells ?? '1', problems);
+  const runs = positiveInt('--runs', v.runs ?? '3', problems);
+  const novaRuns = positiveInt('--nova-runs', v['nova-runs'] ?? '1', problems);
+  const novaMaxHosts = positiveInt('--nova-max-hosts', v['nova-max-hosts'] ?? '10000', problems);
+  const nodesPerHost = positiveInt('--nodes-per-host', v['nodes-per-host'] ?? '1', problems);
+  const mode = v['nova-manage'] ?? 'auto';
+  if (mode !== 'auto' && mode !== 'never' && mode !== 'always') problems.push(`--nova-manage must be auto, never or always, not ${JSON.stringify(mode)}`);
+  const mysqlUrl = v.mysql ?? process.env['BENCH_MYSQL_URL'] ?? 'mysql://root@127.0.0.1:3306';
+  try {
+    if (new URL(mysqlUrl).protocol !== 'mysql:') problems.push(`--mysql must be a mysql:// URL, not ${JSON.stringify(mysqlUrl)}`);
+  } catch {
+    problems.push(`--mysql is not a URL: ${JSON.stringify(mysqlUrl)}`);
+  }
+  if (problems.length > 0) throw new UsageError(problems.join('\n'));
+  return Object.freeze({
+    sizes: Object.freeze(sizes),
+    cells,
+    runs,
+    novaRuns,
+    novaManage: mode as NovaManageMode,
+    novaMaxHosts,
+    nodesPerHost,
+    out: v.out ?? 'bench/RESULTS.md',
+    mysqlUrl,
+  });
+}
+
+function positiveInt(name: string, text: string, problems: string[]): number {
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    problems.push(`${name} must be a positive integer, not ${JSON.stringify(text)}`);
+    return 1;
+  }
+  return n;
+}

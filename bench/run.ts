@@ -1,0 +1,324 @@
+// `npm run bench`: nova-reconcile's discover_hosts against the real
+// nova-manage and against the floor (the bare SQL), on generated
+// deployments of N hosts per cell. See bench/README.md.
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateScale, resetDiscovery } from '../src/sandbox/scale-generator.js';
+import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './args.js';
+import { openFloorRunner, type DiscoveryPath } from './floor.js';
+import { busyWarning, describeMachine, formatLoad } from './machine.js';
+import { findNovaManage, NOVA_MANAGE_MAIN, novaStderrWithoutWarning, parseStatsLine, runTimed, running, type NovaInstall } from './processes.js';
+import {
+  COMMANDS,
+  commandLabel,
+  formatSeconds,
+  median,
+  novaReference,
+  renderReport,
+  renderResultsTable,
+  renderTargetsTable,
+  sizeLabel,
+  type CommandKey,
+  type CommandResult,
+  type NovaFigure,
+  type SizeResult,
+} from './report.js';
+import { createScratchDeployment, dropDatabases, live, parseServer, serverKnex, type ScratchDeployment, type Server } from './scratch-deployment.js';
+import { verifyMappings } from './verify.js';
+
+const OURS_TIMEOUT_MS = 10 * 60_000;
+const NOVA_TIMEOUT_MS = 30 * 60_000;
+
+/** The repository root, from dist/bench/run.js (compiled) or bench/run.ts. */
+const REPO_ROOT = (() => {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return here.endsWith(join('dist', 'bench')) ? resolve(here, '..', '..') : resolve(here, '..');
+})();
+const CLI = join(REPO_ROOT, 'bin', 'nova-reconcile');
+
+function progress(message: string): void {
+  process.stderr.write(`bench: ${message}\n`);
+}
+
+interface Env {
+  readonly opts: BenchOptions;
+  readonly server: Server;
+  readonly nova: NovaInstall | undefined;
+  readonly startupSeconds: number;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let opts: BenchOptions;
+  try {
+    opts = parseBenchArgs(argv);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      if (err.message !== '') process.stderr.write(err.message.split('\n').map((line) => `bench: ${line}\n`).join(''));
+      process.stderr.write(`${USAGE}\n`);
+      return err.message === '' ? 0 : 2;
+    }
+    throw err;
+  }
+  if (!existsSync(join(REPO_ROOT, 'dist', 'src', 'main.js'))) {
+    throw new Error(`dist/src/main.js is missing: run \`npm run build\` in ${REPO_ROOT}`);
+  }
+  const server = parseServer(opts.mysqlUrl);
+  activeServer = server;
+  const began = Date.now();
+  installSignalHandlers(server);
+
+  let nova: NovaInstall | undefined;
+  if (opts.novaManage !== 'never') {
+    progress('looking for the real nova-manage (python3-nova)');
+    nova = findNovaManage();
+    if (nova === undefined && opts.novaManage === 'always') {
+      throw new Error('--nova-manage always: python3-nova is not importable (set NRC_NOVA_PYTHON to the interpreter that has it)');
+    }
+    progress(nova === undefined ? 'nova-manage not available: reference figures only' : `nova-manage: Nova ${nova.version} via ${nova.python}`);
+  }
+
+  const admin = serverKnex(server);
+  let machine: string[];
+  try {
+    machine = await describeMachine(admin, nova, REPO_ROOT);
+  } catch (err) {
+    throw new Error(`cannot reach MariaDB at ${server.host}:${server.port}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  } finally {
+    await admin.destroy();
+  }
+
+  const busy = busyWarning();
+  if (busy !== undefined) progress(`WARNING: ${busy}`);
+  const startupSeconds = await measureStartup(Math.max(3, opts.runs));
+  progress(`nova-reconcile process start (--version): ${formatSeconds(startupSeconds)} s`);
+  const env: Env = { opts, server, nova, startupSeconds };
+
+  const sizes: SizeResult[] = [];
+  const notes: string[] = [];
+  for (const hostsPerCell of opts.sizes) {
+    const { result, note } = await benchmarkSize(env, hostsPerCell);
+    sizes.push(result);
+    if (note !== undefined) notes.push(note);
+    process.stderr.write(`\n${renderResultsTable([result])}\n\n`);
+  }
+  const totalSeconds = (Date.now() - began) / 1000;
+  notes.push(`The whole benchmark took ${formatSeconds(totalSeconds)} s; load average at the end: ${formatLoad()}.`);
+  if (opts.nodesPerHost > 1) {
+    notes.push(`${opts.nodesPerHost} compute nodes per host (ironic): nova-manage's node path marks only the first node of a host mapped, so its re-runs re-check the others.`);
+  }
+
+  const report = renderReport(
+    {
+      date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      commandLine: `npm run bench -- ${argv.join(' ')}`.trim(),
+      machine,
+      runs: opts.runs,
+      novaRuns: opts.novaRuns,
+      notes,
+    },
+    sizes,
+  );
+  process.stdout.write(`${renderResultsTable(sizes)}\n\nTargets:\n\n${renderTargetsTable(sizes)}\n`);
+  if (opts.out !== '-') {
+    const out = resolve(opts.out);
+    await mkdir(dirname(out), { recursive: true });
+    await writeFile(out, report);
+    progress(`wrote ${out}`);
+  }
+  progress(`done in ${formatSeconds(totalSeconds)} s`);
+  return 0;
+}
+
+async function benchmarkSize(env: Env, hostsPerCell: number): Promise<{ result: SizeResult; note: string | undefined }> {
+  const { opts, server, nova } = env;
+  const shape = { hostsPerCell, cells: opts.cells, nodesPerHost: opts.nodesPerHost };
+  const label = sizeLabel(shape);
+  const totalHosts = hostsPerCell * opts.cells;
+  const runNova = nova !== undefined && (opts.novaManage === 'always' || totalHosts <= opts.novaMaxHosts);
+  let note: string | undefined;
+  if (nova !== undefined && !runNova) {
+    note = `${label}: nova-manage not run (${totalHosts} hosts > --nova-max-hosts ${opts.novaMaxHosts}); its figures are DESIGN.md's reference where one exists.`;
+  } else if (nova === undefined) {
+    note = `${label}: nova-manage not run (${opts.novaManage === 'never' ? '--nova-manage never' : 'python3-nova not importable'}); its figures are DESIGN.md's reference where one exists.`;
+  }
+
+  progress(`${label}: creating and migrating scratch databases`);
+  let t = Date.now();
+  const deployment = await createScratchDeployment(server, opts.cells);
+  const migrate = (Date.now() - t) / 1000;
+  progress(`${label}: databases ${deployment.apiDatabase} + ${deployment.cells.length + 1} cells ready in ${formatSeconds(migrate)} s`);
+  try {
+    t = Date.now();
+    const generated = await generateScale(deployment.scaleDatabases, { hostsPerCell, nodesPerHost: opts.nodesPerHost });
+    const generate = (Date.now() - t) / 1000;
+    progress(`${label}: generated ${generated.services} services and ${generated.computeNodes} compute nodes in ${formatSeconds(generate)} s`);
+
+    const ours = new Map<CommandKey, OursRuns>();
+    for (const command of COMMANDS) ours.set(command.key, await measureOurs(env, deployment, hostsPerCell, command.key));
+
+    const floors = new Map<CommandKey, number>();
+    const floor = await openFloorRunner(server, deployment);
+    try {
+      for (const [key, path] of [
+        ['node-first', 'node'],
+        ['service-first', 'service'],
+      ] as const satisfies readonly (readonly [CommandKey, DiscoveryPath])[]) {
+        const runs: number[] = [];
+        for (let r = 0; r < opts.runs; r += 1) {
+          await resetDiscovery(deployment.scaleDatabases);
+          runs.push(await floor.run(path));
+          await verifyMappings(deployment, { hostsPerCell, allNodesMapped: path === 'node', after: `the floor (${path} path)` });
+        }
+        floors.set(key, median(runs));
+        progress(`${label}: floor, ${path} path: ${runs.map(formatSeconds).join(', ')} s`);
+      }
+    } finally {
+      await floor.close();
+    }
+
+    const novaRuns = new Map<CommandKey, number[]>();
+    if (runNova && nova !== undefined) {
+      for (const command of COMMANDS) novaRuns.set(command.key, await measureNova(env, nova, deployment, hostsPerCell, command.key));
+    }
+
+    const results: CommandResult[] = COMMANDS.map(({ key }) => {
+      const o = ours.get(key);
+      if (o === undefined) throw new Error(`internal: no measurement for ${key}`);
+      const measured = novaRuns.get(key);
+      const novaFigure: NovaFigure = measured !== undefined ? { kind: 'measured', seconds: median(measured) } : novaReference(shape, key);
+      return {
+        key,
+        ours: median(o.runs),
+        oursRuns: o.runs,
+        oursInProcessMs: o.inProcessMs,
+        roundTrips: o.roundTrips,
+        peakRssKb: o.peakRssKb,
+        nova: novaFigure,
+        novaRuns: measured ?? [],
+        floor: floors.get(key),
+      };
+    });
+    return { result: { ...shape, results, setupSeconds: { migrate, generate }, startupSeconds: env.startupSeconds }, note };
+  } finally {
+    progress(`${label}: dropping scratch databases`);
+    await deployment.drop();
+  }
+}
+
+interface OursRuns {
+  readonly runs: number[];
+  /** elapsed_ms of each run's stats: line: the run minus process start and module loading. */
+  readonly inProcessMs: number[];
+  readonly roundTrips: number;
+  readonly peakRssKb: number;
+}
+
+function commandArgs(key: CommandKey): string[] {
+  const byService = COMMANDS.find((c) => c.key === key)?.byService === true;
+  return ['cell_v2', 'discover_hosts', ...(byService ? ['--by-service'] : [])];
+}
+
+function isFirstRun(key: CommandKey): boolean {
+  return COMMANDS.find((c) => c.key === key)?.first === true;
+}
+
+async function measureOurs(
+  env: Env,
+  deployment: ScratchDeployment,
+  hostsPerCell: number,
+  key: CommandKey,
+): Promise<OursRuns> {
+  const label = `${sizeLabel({ hostsPerCell, cells: env.opts.cells, nodesPerHost: env.opts.nodesPerHost })}: ours, ${commandLabel(key)}`;
+  const args = [CLI, '--stats', '--config-file', deployment.confPath, ...commandArgs(key)];
+  const node = !COMMANDS.find((c) => c.key === key)?.byService;
+  if (!isFirstRun(key)) await verifyMappings(deployment, { hostsPerCell, allNodesMapped: false, after: `the setup of ${label}` });
+  const runs: number[] = [];
+  const inProcessMs: number[] = [];
+  let roundTrips = 0;
+  let peakRssKb = 0;
+  for (let r = 0; r < env.opts.runs; r += 1) {
+    if (isFirstRun(key)) await resetDiscovery(deployment.scaleDatabases);
+    const run = await runTimed(process.execPath, args, OURS_TIMEOUT_MS);
+    const stats = parseStatsLine(run.stderr);
+    if (run.code !== 0 || stats === undefined) {
+      throw new Error(
+        `${label}: nova-reconcile ${run.code !== 0 ? `exited ${run.code}` : 'printed no stats: line'}\n` +
+          `  command: node ${args.join(' ')}\n  stdout: ${run.stdout.trim() || '(empty)'}\n  stderr: ${run.stderr.trim() || '(empty)'}`,
+      );
+    }
+    await verifyMappings(deployment, { hostsPerCell, allNodesMapped: node, after: label });
+    runs.push(run.seconds);
+    inProcessMs.push(stats.elapsedMs);
+    roundTrips = stats.roundTrips;
+    peakRssKb = Math.max(peakRssKb, stats.maxRssKb);
+    progress(
+      `${label}: ${formatSeconds(run.seconds)} s (${stats.elapsedMs} ms in-process), ${stats.roundTrips} round trips, ${(stats.maxRssKb / 1024).toFixed(1)} MB`,
+    );
+  }
+  return { runs, inProcessMs, roundTrips, peakRssKb };
+}
+
+async function measureNova(env: Env, nova: NovaInstall, deployment: ScratchDeployment, hostsPerCell: number, key: CommandKey): Promise<number[]> {
+  const label = `${sizeLabel({ hostsPerCell, cells: env.opts.cells, nodesPerHost: env.opts.nodesPerHost })}: nova-manage, ${commandLabel(key)}`;
+  const args = ['-c', NOVA_MANAGE_MAIN, '--config-file', deployment.confPath, ...commandArgs(key)];
+  const node = !COMMANDS.find((c) => c.key === key)?.byService;
+  if (!isFirstRun(key)) await verifyMappings(deployment, { hostsPerCell, allNodesMapped: false, after: `the setup of ${label}` });
+  const runs: number[] = [];
+  for (let r = 0; r < env.opts.novaRuns; r += 1) {
+    if (isFirstRun(key)) await resetDiscovery(deployment.scaleDatabases);
+    progress(`${label}: running (run ${r + 1} of ${env.opts.novaRuns})`);
+    const run = await runTimed(nova.python, args, NOVA_TIMEOUT_MS);
+    if (run.code !== 0) {
+      throw new Error(
+        `${label}: nova-manage exited ${run.code}\n  stdout: ${run.stdout.trim() || '(empty)'}\n  stderr: ${novaStderrWithoutWarning(run.stderr) || '(empty)'}`,
+      );
+    }
+    // Nova marks only the first node of a host mapped (nova-behaviour.md §1.3).
+    await verifyMappings(deployment, { hostsPerCell, allNodesMapped: node && env.opts.nodesPerHost === 1, after: label });
+    runs.push(run.seconds);
+    progress(`${label}: ${formatSeconds(run.seconds)} s`);
+  }
+  return runs;
+}
+
+async function measureStartup(runs: number): Promise<number> {
+  const seconds: number[] = [];
+  for (let r = 0; r < runs; r += 1) {
+    const run = await runTimed(process.execPath, [CLI, '--version'], 60_000);
+    if (run.code !== 0) throw new Error(`nova-reconcile --version exited ${run.code}: ${run.stderr.trim()}`);
+    seconds.push(run.seconds);
+  }
+  return median(seconds);
+}
+
+function installSignalHandlers(server: Server): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`\nbench: ${signal}: stopping, dropping ${live.size} scratch database(s)\n`);
+    for (const child of running) child.kill('SIGKILL');
+    dropDatabases(server, [...live])
+      .catch((err: unknown) => process.stderr.write(`bench: could not drop ${[...live].join(', ')}: ${String(err)}\n`))
+      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+/** The server of the scratch databases, once known: what a failure must clean up on. */
+let activeServer: Server | undefined;
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench: FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
+    if (err instanceof Error && err.stack !== undefined && process.env['BENCH_DEBUG'] === '1') process.stderr.write(`${err.stack}\n`);
+    // The finally blocks drop each deployment's databases; whatever is left
+    // (a failure while creating them) is dropped here.
+    const cleanup = activeServer === undefined || live.size === 0 ? Promise.resolve() : dropDatabases(activeServer, [...live]);
+    cleanup.catch(() => undefined).finally(() => process.exit(1));
+  },
+);

@@ -1,0 +1,203 @@
+// One benchmark deployment: uniquely named scratch databases (api, cell0,
+// cell1..cellC) built with our migrations, cell_mappings as nova-manage
+// create_cell writes them, and a nova.conf that both nova-manage and
+// nova-reconcile read. Every database created is registered in `live` so
+// that a failure or a Ctrl-C still drops it.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import { migrateSchema } from '../src/db/migrate.js';
+import type { ScaleDatabases } from '../src/sandbox/scale-generator.js';
+
+export const CELL0_UUID = '00000000-0000-0000-0000-000000000000';
+
+export interface Server {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly password: string | undefined;
+}
+
+export function parseServer(mysqlUrl: string): Server {
+  const url = new URL(mysqlUrl);
+  return {
+    host: url.hostname || '127.0.0.1',
+    port: url.port === '' ? 3306 : Number(url.port),
+    user: decodeURIComponent(url.username || 'root'),
+    password: url.password === '' ? undefined : decodeURIComponent(url.password),
+  };
+}
+
+export interface ScratchCell {
+  readonly id: number;
+  readonly uuid: string;
+  readonly name: string;
+  readonly database: string;
+  readonly knex: Knex;
+}
+
+export interface ScratchDeployment {
+  readonly apiDatabase: string;
+  readonly api: Knex;
+  readonly cell0Database: string;
+  /** The cells that hold hosts, in cell_mappings id order. */
+  readonly cells: readonly ScratchCell[];
+  readonly confPath: string;
+  readonly scaleDatabases: ScaleDatabases;
+  /** What a SQLAlchemy URL for a database on this server looks like. */
+  sqlalchemyUrl(database: string): string;
+  drop(): Promise<void>;
+}
+
+/** Databases created and not yet dropped, across deployments, for the signal handler. */
+export const live = new Set<string>();
+
+export function serverKnex(server: Server, database?: string): Knex {
+  const connection: Knex.MySql2ConnectionConfig = {
+    host: server.host,
+    port: server.port,
+    user: server.user,
+    connectTimeout: 5000,
+    timezone: 'Z',
+    dateStrings: true,
+    supportBigNumbers: true,
+  };
+  if (server.password !== undefined) connection.password = server.password;
+  if (database !== undefined) connection.database = database;
+  return knexFactory({
+    client: 'mysql2',
+    connection,
+    pool: {
+      min: 0,
+      max: 2,
+      // oslo.db's session, as src/db/connect.ts sets it.
+      afterCreate: (conn: SessionConn, done: (err: Error | null, conn: SessionConn) => void) => {
+        conn.query("SET SESSION sql_mode = 'TRADITIONAL', time_zone = '+00:00'", (err) => done(err, conn));
+      },
+    },
+  });
+}
+
+interface SessionConn {
+  query(sql: string, cb: (err: Error | null) => void): void;
+}
+
+export async function createScratchDeployment(server: Server, cellCount: number): Promise<ScratchDeployment> {
+  const tag = `nrbench_${randomBytes(3).toString('hex')}`;
+  const apiDatabase = `${tag}_api`;
+  const cell0Database = `${tag}_cell0`;
+  const cellDatabases = Array.from({ length: cellCount }, (_, i) => `${tag}_cell${i + 1}`);
+  const all = [apiDatabase, cell0Database, ...cellDatabases];
+
+  const admin = serverKnex(server);
+  const handles: Knex[] = [];
+  const dir = await mkdtemp(join(tmpdir(), 'nova-reconcile-bench-'));
+  const drop = async (): Promise<void> => {
+    await Promise.all(handles.map((h) => h.destroy().catch(() => undefined)));
+    await dropDatabases(server, all);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const name of all) {
+      live.add(name);
+      // Nova's databases are utf8mb3 (see reference/nova-zed-schema).
+      await admin.raw(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb3 COLLATE utf8mb3_general_ci`);
+    }
+    const api = serverKnex(server, apiDatabase);
+    handles.push(api);
+    const cell0 = serverKnex(server, cell0Database);
+    handles.push(cell0);
+    const cellKnexes = cellDatabases.map((db) => serverKnex(server, db));
+    handles.push(...cellKnexes);
+    await migrateSchema(api, 'api');
+    // The cells' DDL is independent: build them side by side.
+    await Promise.all([cell0, ...cellKnexes].map((k) => migrateSchema(k, 'cell')));
+
+    const sqlalchemyUrl = (database: string): string => {
+      const credentials =
+        server.password === undefined
+          ? encodeURIComponent(server.user)
+          : `${encodeURIComponent(server.user)}:${encodeURIComponent(server.password)}`;
+      return `mysql+pymysql://${credentials}@${server.host}:${server.port}/${database}?charset=utf8`;
+    };
+    const now = new Date().toISOString().slice(0, 19).replace('T', ' ');
+    // As `nova-manage cell_v2 map_cell0` and `create_cell` write them.
+    await api('cell_mappings').insert({
+      created_at: now,
+      updated_at: null,
+      uuid: CELL0_UUID,
+      name: 'cell0',
+      transport_url: 'none:///',
+      database_connection: sqlalchemyUrl(cell0Database),
+      disabled: 0,
+    });
+    const cells: ScratchCell[] = [];
+    for (const [i, database] of cellDatabases.entries()) {
+      const uuid = randomUUID();
+      const name = `cell${i + 1}`;
+      await api('cell_mappings').insert({
+        created_at: now,
+        updated_at: null,
+        uuid,
+        name,
+        transport_url: 'rabbit://guest:guest@127.0.0.1:5672/',
+        database_connection: sqlalchemyUrl(database),
+        disabled: 0,
+      });
+      const row = (await api('cell_mappings').first('id').where({ uuid })) as { id: number | string } | undefined;
+      if (row === undefined) throw new Error(`cell_mappings row of ${name} vanished`);
+      const knex = cellKnexes[i];
+      if (knex === undefined) throw new Error('internal: cell handle missing');
+      cells.push({ id: Number(row.id), uuid, name, database, knex });
+    }
+
+    const confPath = join(dir, 'nova.conf');
+    const firstCell = cellDatabases[0] ?? cell0Database;
+    await writeFile(
+      confPath,
+      [
+        '[DEFAULT]',
+        // nova-manage logs here instead of on stderr.
+        `log_file = ${join(dir, 'nova-manage.log')}`,
+        '',
+        '[api_database]',
+        `connection = ${sqlalchemyUrl(apiDatabase)}`,
+        '',
+        '[database]',
+        `connection = ${sqlalchemyUrl(firstCell)}`,
+        '',
+      ].join('\n'),
+    );
+    return {
+      apiDatabase,
+      api,
+      cell0Database,
+      cells,
+      confPath,
+      scaleDatabases: { api, cells: cells.map((c) => c.knex), cellIds: cells.map((c) => c.id) },
+      sqlalchemyUrl,
+      drop,
+    };
+  } catch (err) {
+    await drop().catch(() => undefined);
+    throw err;
+  } finally {
+    await admin.destroy();
+  }
+}
+
+/** Drops the given databases (if they exist) and forgets them. */
+export async function dropDatabases(server: Server, names: readonly string[]): Promise<void> {
+  if (names.length === 0) return;
+  const admin = serverKnex(server);
+  try {
+    for (const name of names) {
+      await admin.raw(`DROP DATABASE IF EXISTS \`${name}\``);
+      live.delete(name);
+    }
+  } finally {
+    await admin.destroy();
+  }
+}
