@@ -3,39 +3,9 @@
 // not at `placement-manage db sync`. A real placement database may therefore
 // lack them until the API has run once; the tool tolerates both.
 import type { Knex } from 'knex';
+import { FIRST_CUSTOM_RESOURCE_CLASS_ID, STANDARD_RESOURCE_CLASSES } from '../../src/domain/resource-classes.js';
 import { dialectOf } from '../ddl.js';
 
-/**
- * os_resource_classes.STANDARDS of os-resource-classes 1.1.0 (the version
- * Placement 8.0.0 ships with), in order: a class's id is its index here, so
- * the order is part of the schema and must never change.
- */
-const STANDARD_RESOURCE_CLASSES: readonly string[] = Object.freeze([
-  'VCPU',
-  'MEMORY_MB',
-  'DISK_GB',
-  'PCI_DEVICE',
-  'SRIOV_NET_VF',
-  'NUMA_SOCKET',
-  'NUMA_CORE',
-  'NUMA_THREAD',
-  'NUMA_MEMORY_MB',
-  'IPV4_ADDRESS',
-  'VGPU',
-  'VGPU_DISPLAY_HEAD',
-  'NET_BW_EGR_KILOBIT_PER_SEC',
-  'NET_BW_IGR_KILOBIT_PER_SEC',
-  'PCPU',
-  'MEM_ENCRYPTION_CONTEXT',
-  'FPGA',
-  'PGPU',
-  'NET_PACKET_RATE_KILOPACKET_PER_SEC',
-  'NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC',
-  'NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC',
-]);
-
-/** Custom classes start at 10000; everything below is a standard one. */
-const FIRST_CUSTOM_ID = 10000;
 
 export async function up(knex: Knex): Promise<void> {
   // A transaction (a savepoint when knex already runs the migration in one)
@@ -64,7 +34,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex('resource_classes').where('id', '<', FIRST_CUSTOM_ID).whereIn('name', STANDARD_RESOURCE_CLASSES).delete();
+  await knex('resource_classes').where('id', '<', FIRST_CUSTOM_RESOURCE_CLASS_ID).whereIn('name', STANDARD_RESOURCE_CLASSES).delete();
 }
 
 /** Nova and Placement store naive UTC timestamps without fractions. */

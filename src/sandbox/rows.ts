@@ -463,39 +463,9 @@ export async function softDeleteRow(cell: Knex, table: 'services' | 'compute_nod
 // ---------------------------------------------------------------------------
 // Placement database
 
-/**
- * os_resource_classes.STANDARDS (1.1.0, as Placement 8.0.0 ships it): a
- * standard class's id is its index. Placement inserts them when its API
- * starts, not at `placement-manage db sync`, so a freshly synced database
- * (the conformance tier's) has none; the writers below add a missing one at
- * its standard id. Kept in step with migrations/placement/0002.
- */
-export const STANDARD_RESOURCE_CLASSES: readonly string[] = Object.freeze([
-  'VCPU',
-  'MEMORY_MB',
-  'DISK_GB',
-  'PCI_DEVICE',
-  'SRIOV_NET_VF',
-  'NUMA_SOCKET',
-  'NUMA_CORE',
-  'NUMA_THREAD',
-  'NUMA_MEMORY_MB',
-  'IPV4_ADDRESS',
-  'VGPU',
-  'VGPU_DISPLAY_HEAD',
-  'NET_BW_EGR_KILOBIT_PER_SEC',
-  'NET_BW_IGR_KILOBIT_PER_SEC',
-  'PCPU',
-  'MEM_ENCRYPTION_CONTEXT',
-  'FPGA',
-  'PGPU',
-  'NET_PACKET_RATE_KILOPACKET_PER_SEC',
-  'NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC',
-  'NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC',
-]);
+import { FIRST_CUSTOM_RESOURCE_CLASS_ID, STANDARD_RESOURCE_CLASSES } from '../domain/resource-classes.js';
 
-/** Custom resource classes are numbered from here (ResourceClass.MIN_CUSTOM_RESOURCE_CLASS_ID). */
-export const FIRST_CUSTOM_RESOURCE_CLASS_ID = 10000;
+export { FIRST_CUSTOM_RESOURCE_CLASS_ID, STANDARD_RESOURCE_CLASSES };
 
 /**
  * The id of a resource class, creating it if missing: a standard class at its
