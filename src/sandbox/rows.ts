@@ -18,6 +18,7 @@
 import type { Knex } from 'knex';
 import { chunk } from '../db/batches.js';
 import { utcNowString } from '../db/time.js';
+import { FIRST_CUSTOM_RESOURCE_CLASS_ID, STANDARD_RESOURCE_CLASSES } from '../domain/resource-classes.js';
 
 /**
  * knex compiles a multi-row INSERT for SQLite as one compound
@@ -463,7 +464,6 @@ export async function softDeleteRow(cell: Knex, table: 'services' | 'compute_nod
 // ---------------------------------------------------------------------------
 // Placement database
 
-import { FIRST_CUSTOM_RESOURCE_CLASS_ID, STANDARD_RESOURCE_CLASSES } from '../domain/resource-classes.js';
 
 export { FIRST_CUSTOM_RESOURCE_CLASS_ID, STANDARD_RESOURCE_CLASSES };
 
