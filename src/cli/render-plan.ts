@@ -15,6 +15,21 @@ export function describeChange(c: Change): string {
       return `remove the allocations of consumer ${c.consumerUuid} from provider ${c.providerUuid} (${c.allocations.map((a) => `${a.resourceClass}=${a.used}`).join(', ')})`;
     case 'rekey-provider':
       return `re-key resource provider ${c.fromUuid} to ${c.toUuid}`;
+    case 'move-allocations':
+      return (
+        `move the allocations of consumer ${c.consumerUuid} (${c.allocations.map((a) => `${a.resourceClass}=${a.used}`).join(', ')}) ` +
+        `from provider ${c.fromProviderUuid} to ${c.toProviderUuid}` +
+        (c.capacityException === null ? '' : ` [over capacity, allowed: ${c.capacityException}]`)
+      );
+    case 'rename-provider':
+      return `rename resource provider ${c.uuid} from ${c.fromName ?? '-'} to ${c.toName}`;
+    case 'rehome-compute-node':
+      return (
+        `re-home compute node ${c.id} (${c.uuid ?? '-'}, ${c.hypervisorHostname}) from host ${c.fromHost} to ${c.toHost} (service ${c.toServiceId})` +
+        (c.instance === null ? '' : `, with instance ${c.instance.uuid}`)
+      );
+    case 'move-instance':
+      return `move instance ${c.uuid} (node ${c.node}) from host ${c.fromHost} to ${c.toHost}`;
     default:
       return assertNever(c, 'change');
   }

@@ -5,6 +5,8 @@ import { assertNever } from '../errors.js';
 import type { Dialect } from './connect.js';
 import { softDeleteComputeNode } from './cell/cas-writes.js';
 import { deleteProvider, rekeyProvider, removeProviderAllocations } from './placement/cas-writes.js';
+import { moveInstance, rehomeComputeNode } from './cell/rebalance-writes.js';
+import { moveAllocations, renameProvider } from './placement/move-allocations.js';
 import type { RowImage } from './row-images.js';
 
 export async function applyChange(trx: Knex.Transaction, dialect: Dialect, change: Change, now: string): Promise<RowImage[]> {
@@ -17,6 +19,14 @@ export async function applyChange(trx: Knex.Transaction, dialect: Dialect, chang
       return removeProviderAllocations(trx, dialect, change, now);
     case 'rekey-provider':
       return rekeyProvider(trx, dialect, change, now);
+    case 'move-allocations':
+      return moveAllocations(trx, dialect, change, now);
+    case 'rename-provider':
+      return renameProvider(trx, dialect, change, now);
+    case 'rehome-compute-node':
+      return rehomeComputeNode(trx, dialect, change, now);
+    case 'move-instance':
+      return moveInstance(trx, dialect, change, now);
     default:
       return assertNever(change, 'change kind');
   }

@@ -54,7 +54,74 @@ export type Change =
       readonly fromUuid: string;
       readonly toUuid: string;
       readonly generation: number;
+    }
+  | {
+      /**
+       * Move one consumer's allocation rows from a stale provider to the
+       * canonical one, as a PUT of its allocations would leave them: the
+       * target provider's generation + 1, the consumer's + 1, and every other
+       * provider the consumer keeps allocations on + 1. The source provider,
+       * which only loses allocations, is not bumped (Placement, §8.2).
+       */
+      readonly kind: 'move-allocations';
+      readonly target: DbRef & { readonly db: 'placement' };
+      readonly consumerUuid: string;
+      readonly consumerGeneration: number;
+      readonly fromProviderId: number;
+      readonly fromProviderUuid: string;
+      readonly toProviderId: number;
+      readonly toProviderUuid: string;
+      readonly toGeneration: number;
+      readonly allocations: readonly AllocationPart[];
+      /** Why an over-capacity move is allowed (the in-use ironic node, src/domain/capacity.ts); null when it fits. */
+      readonly capacityException: string | null;
+    }
+  | {
+      /** Give a provider Nova's name for its compute node (hypervisor_hostname). Placement does not bump the generation on a rename. */
+      readonly kind: 'rename-provider';
+      readonly target: DbRef & { readonly db: 'placement' };
+      readonly providerId: number;
+      readonly uuid: string;
+      readonly fromName: string | null;
+      readonly toName: string;
+      readonly generation: number;
+    }
+  | {
+      /**
+       * Re-home a compute node onto another nova-compute service, as
+       * ironic_compute_node_move does: host, service_id and updated_at; the
+       * uuid (and so the provider and its allocations) stays. With `instance`,
+       * the node's instance moves in the same transaction.
+       */
+      readonly kind: 'rehome-compute-node';
+      readonly target: DbRef & { readonly db: 'cell' };
+      readonly id: number;
+      readonly uuid: string | null;
+      readonly hypervisorHostname: string;
+      readonly fromHost: string;
+      readonly toHost: string;
+      readonly toServiceId: number;
+      /** The source service that must still be forced down when the write happens; null: not re-checked. */
+      readonly forcedDownSourceServiceId: number | null;
+      readonly instance: InstanceMove | null;
+    }
+  | {
+      /** Move an instance's host to its node's new host (instances.host; node is unchanged, as in ironic_compute_node_move). */
+      readonly kind: 'move-instance';
+      readonly target: DbRef & { readonly db: 'cell' };
+      readonly id: number;
+      readonly uuid: string;
+      readonly node: string;
+      readonly fromHost: string;
+      readonly toHost: string;
     };
+
+/** The instance that moves with a re-homed compute node. */
+export interface InstanceMove {
+  readonly id: number;
+  readonly uuid: string;
+  readonly fromHost: string;
+}
 
 export type ChangeKind = Change['kind'];
 
