@@ -1,0 +1,730 @@
+// Planning `compute_node rebalance` (seed bug 1714248): after an ironic node
+// moved between nova-compute services through a hash-ring rebalance or a
+// failover, its records diverge. Per ironic node (hypervisor_hostname) and
+// cell, the plan
+//  1. chooses the canonical compute node: the row whose provider holds the
+//     node's allocations, else the row with the node's instance, else the
+//     oldest;
+//  2. placement first: makes the canonical row's provider the one that holds
+//     the allocations and the node's name — a stale provider holding the name
+//     is dealt with first; the instance's allocations are moved onto the
+//     canonical provider (Placement's capacity rules, with the in-use ironic
+//     exception of capacity.ts), or the stale provider is re-keyed to the
+//     canonical uuid when the canonical provider does not exist; emptied
+//     stale providers are deleted with their inventories, traits and
+//     aggregate links;
+//  3. then the cell: soft-deletes the duplicates (host-guarded, bug 1853009),
+//     re-homes the canonical row onto the newest duplicate's host when that
+//     service is up, or, when its own service is dead, onto the owner that
+//     Nova's hash ring picks among the live members; and moves the instance
+//     with it (instances.host; node unchanged).
+// Each change is its own compare-and-swap transaction, in this order, so a
+// crash after any of them leaves a state from which the next run finishes:
+// the canonical choice is stable under every step (the provider that ends up
+// holding the allocations is the canonical row's).
+import type { AllocationRec, ComputeNodeRec, InstanceRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
+import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from './model.js';
+import { checkCapacity } from './capacity.js';
+import { buildHashRing, ringOwner, type HashRing } from './hash-ring.js';
+import { isUuid } from './ironic-nodes.js';
+import { isServiceUp } from './liveness.js';
+import type { AllocationPart, Plan, PlannedChange, Refusal, Unit } from './plan.js';
+import { newPlanState, planProviderTreeRemoval, type PlanState } from './provider-removal.js';
+import { hostKey, indexSnapshot, nodeKey, serviceKey, type SnapshotIndex } from './snapshot-index.js';
+import { ReconcileError } from '../errors.js';
+
+export const REBALANCE = 'compute_node rebalance';
+export const NODE_MOVE = 'compute_node move';
+
+export interface RingMembers {
+  readonly hosts: readonly string[];
+  /** Where they came from, for messages: "--ring-members" or "[nova_reconcile] ironic_ring_members". */
+  readonly source: string;
+}
+
+export interface RebalanceOptions {
+  /** Also treat services down for longer than service_down_time as dead (forced down always is). */
+  readonly includeDown: boolean;
+  readonly cellUuid?: string;
+  /** Ironic node uuids (hypervisor_hostname) or compute node uuids; all ironic nodes when absent. */
+  readonly nodes?: readonly string[];
+  readonly ringMembers?: RingMembers;
+}
+
+/** Reject a malformed uuid argument before any database is read (exit 127). */
+export function parseUuidArguments(values: readonly string[], option: string): string[] {
+  const bad = values.filter((v) => !isUuid(v));
+  if (bad.length > 0)
+    throw new ReconcileError('usage', `${option} ${bad.map((b) => JSON.stringify(b)).join(', ')}: not a valid UUID`, { hint: 'give the uuid as 8-4-4-4-12 hex digits' });
+  return values.map((v) => v.toLowerCase());
+}
+
+/** "a, B ,c" → ["a", "B", "c"] (empty entries dropped). */
+export function parseHostList(value: string): string[] {
+  return value
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
+}
+
+export type ServiceHealth = 'up' | 'down' | 'forced-down' | 'gone';
+
+interface Ctx {
+  readonly s: Snapshot;
+  readonly ix: SnapshotIndex;
+  readonly includeDown: boolean;
+  readonly state: PlanState;
+  readonly instancesByNode: ReadonlyMap<string, readonly InstanceRec[]>;
+  /** Soft-deleted compute nodes by groupKey: their providers are this node's stale providers. */
+  readonly deletedByNode: ReadonlyMap<string, readonly ComputeNodeRec[]>;
+  readonly rings: Map<string, CellRing>;
+  readonly ringMembers: ReadonlySet<string> | undefined;
+}
+
+interface CellRing {
+  readonly ring: HashRing;
+  /** Lower-cased member → its service. */
+  readonly services: ReadonlyMap<string, ServiceRec>;
+}
+
+export function planRebalance(snapshot: Snapshot, options: RebalanceOptions): Plan {
+  const ix = indexSnapshot(snapshot);
+  const cells = scopeCells(snapshot, options.cellUuid);
+  const ringMembers = options.ringMembers === undefined ? undefined : checkRingMembers(snapshot, options.ringMembers, cells);
+  const groups = ironicNodeGroups(ix, cells);
+  const wanted = options.nodes === undefined ? undefined : selectGroups(ix, groups, options.nodes, options.cellUuid);
+  const ctx: Ctx = {
+    s: snapshot,
+    ix,
+    includeDown: options.includeDown,
+    state: newPlanState(),
+    instancesByNode: indexInstancesByNode(snapshot),
+    deletedByNode: indexDeletedNodes(snapshot),
+    rings: new Map(),
+    ringMembers,
+  };
+  const units: Unit[] = [];
+  const refused: Refusal[] = [];
+  for (const [key, rows] of groups) {
+    if (wanted !== undefined && !wanted.has(key)) continue;
+    const result = planNode(ctx, rows);
+    if (result.kind === 'unit') units.push(result.unit);
+    else if (result.kind === 'refused') refused.push(result.refusal);
+  }
+  return { command: REBALANCE, units, refused };
+}
+
+// ---------------------------------------------------------------------------
+// Scope and input checks.
+
+function scopeCells(s: Snapshot, cellUuid: string | undefined): Set<string> {
+  const cells = s.cells.filter((c) => !c.isCell0);
+  if (cellUuid === undefined) return new Set(cells.map((c) => c.uuid));
+  const cell = cells.find((c) => c.uuid.toLowerCase() === cellUuid.toLowerCase());
+  if (cell === undefined) throw new ReconcileError('not-found', `cell ${cellUuid} has no mapping`, { hint: 'run `nova-reconcile cell_v2 list_cells` to see the cells' });
+  return new Set([cell.uuid]);
+}
+
+function checkRingMembers(s: Snapshot, members: RingMembers, cells: ReadonlySet<string>): Set<string> {
+  const known = new Set(s.services.filter((svc) => !svc.deleted && svc.binary === 'nova-compute' && cells.has(svc.cellUuid)).map((svc) => hostKey(svc.host)));
+  const unknown = members.hosts.filter((h) => !known.has(hostKey(h)));
+  if (members.hosts.length === 0) throw new ReconcileError('input', `${members.source} names no host`, { hint: 'give a comma-separated list of nova-compute hosts' });
+  if (unknown.length > 0)
+    throw new ReconcileError('input', `${members.source}: ${unknown.join(', ')} ${unknown.length === 1 ? 'is not a nova-compute service' : 'are not nova-compute services'}`, {
+      hint: 'list the services with `openstack compute service list --service nova-compute`',
+    });
+  return new Set(members.hosts.map(hostKey));
+}
+
+/** Live ironic compute nodes by `${cellUuid}|${lower(hypervisor_hostname)}`, in a stable order. */
+function ironicNodeGroups(ix: SnapshotIndex, cells: ReadonlySet<string>): Map<string, ComputeNodeRec[]> {
+  const groups = new Map<string, ComputeNodeRec[]>();
+  for (const n of ix.liveNodes) {
+    if (n.hypervisorType !== 'ironic' || n.hypervisorHostname === null || !cells.has(n.cellUuid)) continue;
+    const key = groupKey(n.cellUuid, n.hypervisorHostname);
+    const list = groups.get(key);
+    if (list === undefined) groups.set(key, [n]);
+    else list.push(n);
+  }
+  return new Map([...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+function groupKey(cellUuid: string, hypervisorHostname: string): string {
+  return `${cellUuid}|${hypervisorHostname.toLowerCase()}`;
+}
+
+function selectGroups(ix: SnapshotIndex, groups: ReadonlyMap<string, readonly ComputeNodeRec[]>, nodes: readonly string[], cellUuid: string | undefined): Set<string> {
+  const wanted = new Set<string>();
+  for (const raw of nodes) {
+    const value = raw.toLowerCase();
+    let found = false;
+    for (const [key, rows] of groups) {
+      if (rows.some((r) => (r.hypervisorHostname ?? '').toLowerCase() === value || (r.uuid ?? '').toLowerCase() === value)) {
+        wanted.add(key);
+        found = true;
+      }
+    }
+    if (found) continue;
+    const other = ix.liveNodes.find((n) => (n.uuid ?? '').toLowerCase() === value || (n.hypervisorHostname ?? '').toLowerCase() === value);
+    if (other !== undefined && other.hypervisorType !== 'ironic')
+      throw new ReconcileError('input', `--node ${raw}: compute node ${other.uuid ?? other.id} is a ${other.hypervisorType} node, not an ironic node`);
+    throw new ReconcileError('not-found', `--node ${raw}: no live ironic compute node has this uuid${cellUuid === undefined ? '' : ` in cell ${cellUuid}`}`, {
+      hint: 'list the nodes with `nova-reconcile compute_node list`',
+    });
+  }
+  return wanted;
+}
+
+function indexDeletedNodes(s: Snapshot): Map<string, ComputeNodeRec[]> {
+  const out = new Map<string, ComputeNodeRec[]>();
+  for (const n of s.computeNodes) {
+    if (!n.deleted || n.hypervisorHostname === null || n.uuid === null) continue;
+    const key = groupKey(n.cellUuid, n.hypervisorHostname);
+    const list = out.get(key);
+    if (list === undefined) out.set(key, [n]);
+    else list.push(n);
+  }
+  return out;
+}
+
+function indexInstancesByNode(s: Snapshot): Map<string, InstanceRec[]> {
+  const out = new Map<string, InstanceRec[]>();
+  for (const i of s.instances) {
+    if (i.node === null) continue;
+    const key = groupKey(i.cellUuid, i.node);
+    const list = out.get(key);
+    if (list === undefined) out.set(key, [i]);
+    else list.push(i);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Liveness and the ring.
+
+export function serviceHealth(s: Snapshot, svc: ServiceRec | undefined): ServiceHealth {
+  if (svc === undefined) return 'gone';
+  if (svc.forcedDown) return 'forced-down';
+  return isServiceUp(svc, s.takenAt, s.serviceDownTime) ? 'up' : 'down';
+}
+
+function healthOf(ctx: Ctx, cellUuid: string, host: string | null): ServiceHealth {
+  return serviceHealth(ctx.s, ctx.ix.liveComputeService.get(serviceKey(cellUuid, host)));
+}
+
+function isDead(ctx: Ctx, health: ServiceHealth): boolean {
+  return health === 'forced-down' || health === 'gone' || (ctx.includeDown && health === 'down');
+}
+
+function describeHealth(health: ServiceHealth): string {
+  switch (health) {
+    case 'up':
+      return 'up';
+    case 'down':
+      return 'down for longer than service_down_time';
+    case 'forced-down':
+      return 'forced down';
+    case 'gone':
+      return 'gone (no live nova-compute service)';
+  }
+}
+
+/**
+ * Nova's ring membership (§6): the up, enabled nova-compute services of the
+ * cell that have ironic compute nodes (soft-deleted rows count, as in Nova's
+ * join); or the operator's list, which stands for [ironic] peer_list.
+ */
+function ringOf(ctx: Ctx, cellUuid: string): CellRing {
+  const cached = ctx.rings.get(cellUuid);
+  if (cached !== undefined) return cached;
+  const ironicHosts = new Set(ctx.s.computeNodes.filter((n) => n.cellUuid === cellUuid && n.hypervisorType === 'ironic').map((n) => hostKey(n.host)));
+  const services = new Map<string, ServiceRec>();
+  for (const svc of ctx.s.services) {
+    if (svc.cellUuid !== cellUuid || svc.deleted || svc.binary !== 'nova-compute' || svc.host === null || svc.disabled) continue;
+    if (!isServiceUp(svc, ctx.s.takenAt, ctx.s.serviceDownTime)) continue;
+    if (ctx.ringMembers !== undefined ? !ctx.ringMembers.has(hostKey(svc.host)) : !ironicHosts.has(hostKey(svc.host))) continue;
+    services.set(svc.host.toLowerCase(), svc);
+  }
+  const ring: CellRing = { ring: buildHashRing(services.keys()), services };
+  ctx.rings.set(cellUuid, ring);
+  return ring;
+}
+
+// ---------------------------------------------------------------------------
+// One ironic node.
+
+type NodeResult = { readonly kind: 'unit'; readonly unit: Unit } | { readonly kind: 'refused'; readonly refusal: Refusal } | { readonly kind: 'clean' };
+
+type Step = { readonly ok: true } | { readonly ok: false; readonly reason: string; readonly suggestion?: string };
+
+const OK: Step = { ok: true };
+
+interface NodePlan {
+  readonly ctx: Ctx;
+  readonly cellUuid: string;
+  readonly hh: string;
+  readonly rows: readonly ComputeNodeRec[];
+  readonly canonical: ComputeNodeRec;
+  readonly instance: InstanceRec | undefined;
+  /** The node's state of generations and removed allocations; merged into ctx.state on success. */
+  readonly state: PlanState;
+  readonly changes: PlannedChange[];
+  /** What the unit does, for its title. */
+  readonly notes: string[];
+}
+
+function planNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult {
+  const rows = [...group].sort(byAge);
+  const first = rows[0] as ComputeNodeRec;
+  const cellUuid = first.cellUuid;
+  const key = groupKey(cellUuid, first.hypervisorHostname as string);
+  const instances = ctx.instancesByNode.get(key) ?? [];
+  const subject = `ironic node ${first.hypervisorHostname as string} in cell ${cellUuid}`;
+  const refuse = (reason: string, suggestion?: string): NodeResult => ({ kind: 'refused', refusal: { subject, reason, ...(suggestion === undefined ? {} : { suggestion }) } });
+
+  if (instances.length > 1)
+    return refuse(
+      `${instances.length} live instances are on it (${instances.map((i) => `${i.uuid} on ${i.host ?? '-'}`).join(', ')}); an ironic node has at most one`,
+      "delete the Nova instances that do not match the instance_uuid Ironic records for the node, then re-run",
+    );
+  const instance = instances[0];
+  if (instance !== undefined && instance.host === null) return refuse(`its instance ${instance.uuid} has no host`);
+  if (rows.some((r) => r.host === null)) return refuse('one of its compute nodes has no host, so it cannot be changed with the host guard');
+
+  const canonical = chooseCanonical(ctx, rows, instance);
+  const np: NodePlan = { ctx, cellUuid, hh: canonical.hypervisorHostname as string, rows, canonical, instance, state: cloneState(ctx.state), changes: [], notes: [] };
+  if (ctx.s.placement !== undefined) {
+    const placement = planPlacement(np);
+    if (!placement.ok) return refuse(placement.reason, placement.suggestion);
+  }
+  const cell = planCell(np);
+  if (!cell.ok) return refuse(cell.reason, cell.suggestion);
+  if (np.changes.length === 0) return { kind: 'clean' };
+  mergeState(ctx.state, np.state);
+  return {
+    kind: 'unit',
+    unit: { id: `rebalance:${cellUuid}:${np.hh}`, title: `${subject}: ${np.notes.join('; ')}`, changes: np.changes },
+  };
+}
+
+/** Oldest first: created_at, then id. */
+function byAge(a: ComputeNodeRec, b: ComputeNodeRec): number {
+  const ca = a.createdAt ?? '';
+  const cb = b.createdAt ?? '';
+  return ca < cb ? -1 : ca > cb ? 1 : a.id - b.id;
+}
+
+/** The row whose provider holds the node's allocations; then the row with the node's instance; then the oldest. */
+function chooseCanonical(ctx: Ctx, rows: readonly ComputeNodeRec[], instance: InstanceRec | undefined): ComputeNodeRec {
+  const holding = rows.find((r) => {
+    const rp = r.uuid === null ? undefined : ctx.ix.providerByUuid.get(r.uuid);
+    if (rp === undefined) return false;
+    const allocations = ctx.ix.allocationsOnProvider.get(rp.id) ?? [];
+    return instance === undefined ? allocations.length > 0 : allocations.some((a) => a.consumerUuid === instance.uuid);
+  });
+  if (holding !== undefined) return holding;
+  const withInstance = instance === undefined ? undefined : rows.find((r) => hostKey(r.host) === hostKey(instance.host));
+  return withInstance ?? (rows[0] as ComputeNodeRec);
+}
+
+// ---------------------------------------------------------------------------
+// Placement: the canonical provider ends up named after the node and holding
+// its instance's allocations; stale providers go.
+
+function planPlacement(np: NodePlan): Step {
+  const { ctx, canonical, instance, hh } = np;
+  const ix = ctx.ix;
+  const group = new Set(np.rows.map((r) => r.uuid));
+  let canonicalRp = canonical.uuid === null ? undefined : ix.providerByUuid.get(canonical.uuid);
+  const nameHolder = ix.providerByName.get(hh.toLowerCase());
+  const staleName = nameHolder !== undefined && nameHolder !== canonicalRp ? nameHolder : undefined;
+
+  // Providers that are ours to repair: the duplicates' providers, the stale
+  // provider holding the name, and stale compute-node providers holding the
+  // instance's allocations (allocations on other providers — sharing, network
+  // bandwidth, another live node — are left alone).
+  const stale = new Map<number, ProviderRec>();
+  if (staleName !== undefined) stale.set(staleName.id, staleName);
+  for (const r of np.rows) {
+    if (r === canonical || r.uuid === null) continue;
+    const rp = ix.providerByUuid.get(r.uuid);
+    if (rp !== undefined) stale.set(rp.id, rp);
+  }
+  // A soft-deleted row of this node whose provider stayed behind (Nova ignores the 409, §5.2; or a
+  // crash between two steps of an earlier run).
+  for (const d of ctx.deletedByNode.get(groupKey(np.cellUuid, hh)) ?? []) {
+    const rp = d.uuid === null || ix.liveNodeByUuid.has(d.uuid) ? undefined : ix.providerByUuid.get(d.uuid);
+    if (rp !== undefined && rp !== canonicalRp) stale.set(rp.id, rp);
+  }
+  const holdersOfInstance: ProviderRec[] = [];
+  if (instance !== undefined) {
+    for (const pid of new Set((ix.allocationsOfConsumer.get(instance.uuid) ?? []).map((a) => a.providerId))) {
+      const rp = ix.providerById.get(pid);
+      if (rp === undefined || rp === canonicalRp) continue;
+      if (stale.has(rp.id) || (isComputeNodeProvider(ix, rp, hh) && !ix.liveNodeByUuid.has(rp.uuid))) {
+        stale.set(rp.id, rp);
+        holdersOfInstance.push(rp);
+      }
+    }
+  }
+  for (const rp of stale.values()) {
+    const why = untouchable(ix, rp, group);
+    if (why !== undefined) return { ok: false, reason: why, suggestion: 'inspect the placement database by hand' };
+  }
+
+  const done = new Set<number>();
+  if (canonicalRp === undefined) {
+    const target = holdersOfInstance.find((rp) => rp === staleName) ?? [...holdersOfInstance].sort((a, b) => a.id - b.id)[0] ?? staleName;
+    if (target === undefined) return OK; // nothing holds the name: nova-compute creates the provider itself.
+    if (canonical.uuid === null) return { ok: false, reason: `its canonical compute node ${canonical.id} has no uuid` };
+    if (staleName !== undefined && staleName !== target) {
+      const removed = removeStale(np, staleName, `it holds the node's name ${hh}, which the canonical provider needs`);
+      if (!removed.ok) return removed;
+      done.add(staleName.id);
+    }
+    const generation = generationOf(np, target);
+    np.changes.push({
+      change: { kind: 'rekey-provider', target: { db: 'placement' }, providerId: target.id, fromUuid: target.uuid, toUuid: canonical.uuid, generation },
+      reason: `no provider has the uuid of canonical compute node ${canonical.uuid}; this stale provider ${target === staleName ? "holds the node's name" : "holds the instance's allocations"} and keeps its inventories, traits, aggregates and allocations`,
+    });
+    np.state.providerGeneration.set(target.id, generation + 1);
+    np.notes.push(`re-key provider ${target.uuid} to ${canonical.uuid}`);
+    done.add(target.id);
+    canonicalRp = { ...target, uuid: canonical.uuid };
+  } else if (staleName !== undefined) {
+    const moved = moveInstanceAllocations(np, staleName, canonicalRp);
+    if (!moved.ok) return moved;
+    const removed = removeStale(np, staleName, `it holds the node's name ${hh}, which canonical provider ${canonicalRp.uuid} needs`);
+    if (!removed.ok) return removed;
+    done.add(staleName.id);
+  }
+  if (canonicalRp.name !== hh) {
+    np.changes.push({
+      change: { kind: 'rename-provider', target: { db: 'placement' }, providerId: canonicalRp.id, uuid: canonicalRp.uuid, fromName: canonicalRp.name, toName: hh, generation: generationOf(np, canonicalRp) },
+      reason: 'Nova names a compute node\'s provider after its hypervisor_hostname',
+    });
+    np.notes.push(`rename provider ${canonicalRp.uuid} to ${hh}`);
+  }
+  for (const rp of [...stale.values()].sort((a, b) => a.id - b.id)) {
+    if (done.has(rp.id)) continue;
+    const moved = moveInstanceAllocations(np, rp, canonicalRp);
+    if (!moved.ok) return moved;
+    const removed = removeStale(np, rp, ix.liveNodeByUuid.has(rp.uuid) ? 'it is the provider of a duplicate compute node' : 'it is a stale provider of this node');
+    if (!removed.ok) return removed;
+  }
+  return OK;
+}
+
+/** A compute-node provider of this node: COMPUTE_NODE trait, a deleted compute node's uuid, or the node's name. */
+function isComputeNodeProvider(ix: SnapshotIndex, rp: ProviderRec, hh: string): boolean {
+  return rp.traits.includes(COMPUTE_NODE_TRAIT) || ix.deletedNodeByUuid.has(rp.uuid) || (rp.name ?? '').toLowerCase() === hh.toLowerCase();
+}
+
+function untouchable(ix: SnapshotIndex, rp: ProviderRec, group: ReadonlySet<string | null>): string | undefined {
+  if (rp.traits.includes(SHARING_TRAIT)) return `provider ${rp.uuid} (${rp.name ?? '-'}) is a sharing provider and is never touched`;
+  if (rp.parentId !== null) return `provider ${rp.uuid} (${rp.name ?? '-'}) is a child provider; ironic node providers are roots`;
+  if ((ix.childrenOf.get(rp.id) ?? []).length > 0) return `provider ${rp.uuid} (${rp.name ?? '-'}) has child providers`;
+  const owner = ix.liveNodeByUuid.get(rp.uuid);
+  if (owner !== undefined && !group.has(rp.uuid))
+    return `provider ${rp.uuid} (${rp.name ?? '-'}) belongs to live compute node ${owner.uuid ?? owner.id} (${owner.hypervisorHostname ?? '-'}) on ${owner.host ?? '-'}`;
+  return undefined;
+}
+
+function removeStale(np: NodePlan, rp: ProviderRec, why: string): Step {
+  const removal = planProviderTreeRemoval(np.ctx.ix, rp, undefined, np.state);
+  if (!removal.ok) return { ok: false, reason: removal.reason, suggestion: removal.suggestion };
+  const changes = removal.changes.map((pc) => (pc.change.kind === 'delete-provider' && pc.change.providerId === rp.id ? { ...pc, reason: `${why}; it is empty now` } : pc));
+  np.changes.push(...changes);
+  np.notes.push(`delete stale provider ${rp.uuid}`);
+  return OK;
+}
+
+/** Every allocation row of the node's instance on `from` goes to `to`, under Placement's capacity rules. */
+function moveInstanceAllocations(np: NodePlan, from: ProviderRec, to: ProviderRec): Step {
+  const { ctx, instance } = np;
+  if (instance === undefined) return OK;
+  const ix = ctx.ix;
+  const moving = (ix.allocationsOnProvider.get(from.id) ?? []).filter((a) => a.consumerUuid === instance.uuid && !np.state.removedAllocations.has(a.id));
+  if (moving.length === 0) return OK;
+  const consumer = ix.consumerByUuid.get(instance.uuid);
+  if (consumer === undefined) return { ok: false, reason: `allocations of ${instance.uuid} on provider ${from.uuid} have no consumer row`, suggestion: 'inspect the placement database by hand' };
+
+  const byClass = new Map<number, { name: string; amount: number }>();
+  for (const a of moving) byClass.set(a.resourceClassId, { name: a.resourceClass, amount: (byClass.get(a.resourceClassId)?.amount ?? 0) + a.used });
+  const onTarget = (ix.allocationsOnProvider.get(to.id) ?? []).filter((a) => !np.state.removedAllocations.has(a.id));
+  const exceptions: string[] = [];
+  for (const [classId, { name, amount }] of byClass) {
+    if (onTarget.some((a) => a.consumerUuid === instance.uuid && a.resourceClassId === classId))
+      return { ok: false, reason: `instance ${instance.uuid} holds ${name} on both provider ${from.uuid} and canonical provider ${to.uuid}`, suggestion: 'inspect the placement database by hand' };
+    const inv = (ix.inventoriesOf.get(to.id) ?? []).find((i) => i.resourceClassId === classId);
+    const usedByOthers = onTarget.filter((a) => a.resourceClassId === classId && a.consumerUuid !== instance.uuid).reduce((n, a) => n + a.used, 0);
+    const verdict = checkCapacity(inv, { resourceClass: name, providerUuid: to.uuid, amount, usedByOthers, ownIronicInstance: np.canonical.hypervisorType === 'ironic' });
+    if (!verdict.ok) return { ok: false, reason: `the allocations of instance ${instance.uuid} cannot move to canonical provider ${to.uuid}: ${verdict.reason}` };
+    if (verdict.exception !== null) exceptions.push(verdict.exception);
+  }
+
+  const consumerGeneration = np.state.consumerGeneration.get(instance.uuid) ?? consumer.generation;
+  const parts: AllocationPart[] = moving.map((a) => ({ resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used }));
+  const toGeneration = generationOf(np, to);
+  np.changes.push({
+    change: {
+      kind: 'move-allocations',
+      target: { db: 'placement' },
+      consumerUuid: instance.uuid,
+      consumerGeneration,
+      fromProviderId: from.id,
+      fromProviderUuid: from.uuid,
+      toProviderId: to.id,
+      toProviderUuid: to.uuid,
+      toGeneration,
+      allocations: parts,
+      capacityException: exceptions.length === 0 ? null : exceptions.join('; '),
+    },
+    reason: `the node's instance ${instance.uuid} must be allocated on the canonical provider; target and consumer generations + 1, the source is left alone (Placement)`,
+  });
+  np.notes.push(`move the allocations of ${instance.uuid} from ${from.uuid} to ${to.uuid}${exceptions.length === 0 ? '' : ' (in-use ironic node: over capacity by design)'}`);
+  // Placement bumps every provider of the consumer's new allocation set, once.
+  for (const a of moving) np.state.removedAllocations.add(a.id);
+  const keeps = new Set((ix.allocationsOfConsumer.get(instance.uuid) ?? []).filter((a: AllocationRec) => !np.state.removedAllocations.has(a.id)).map((a) => a.providerId));
+  keeps.delete(to.id);
+  np.state.providerGeneration.set(to.id, toGeneration + 1);
+  for (const pid of keeps) np.state.providerGeneration.set(pid, (np.state.providerGeneration.get(pid) ?? ix.providerById.get(pid)?.generation ?? 0) + 1);
+  np.state.consumerGeneration.set(instance.uuid, consumerGeneration + 1);
+  return OK;
+}
+
+function generationOf(np: NodePlan, rp: ProviderRec): number {
+  return np.state.providerGeneration.get(rp.id) ?? rp.generation;
+}
+
+// ---------------------------------------------------------------------------
+// The cell: retire the duplicates, re-home the canonical row, move the instance.
+
+function planCell(np: NodePlan): Step {
+  const { ctx, cellUuid, canonical, instance, hh } = np;
+  const target = { db: 'cell' as const, cellUuid };
+  const duplicates = np.rows.filter((r) => r !== canonical);
+  for (const d of duplicates) {
+    np.changes.push({
+      change: { kind: 'soft-delete-compute-node', target, id: d.id, uuid: d.uuid, host: d.host as string, hypervisorHostname: d.hypervisorHostname },
+      reason: `duplicate of canonical compute node ${canonical.uuid ?? canonical.id} for ironic node ${hh}`,
+    });
+  }
+  if (duplicates.length > 0) np.notes.push(`retire ${duplicates.length} duplicate compute node(s) (${duplicates.map((d) => `${d.uuid ?? d.id} on ${d.host ?? '-'}`).join(', ')})`);
+
+  const from = canonical.host as string;
+  const canonicalHealth = healthOf(ctx, cellUuid, from);
+  const newest = [...duplicates].sort(byAge).pop();
+  let dest: ServiceRec | undefined;
+  let why = '';
+  if (newest !== undefined && hostKey(newest.host) !== hostKey(from) && healthOf(ctx, cellUuid, newest.host) === 'up') {
+    dest = ctx.ix.liveComputeService.get(serviceKey(cellUuid, newest.host));
+    why = `the newest duplicate was created by ${newest.host ?? '-'}, which is up: that service has taken the node over`;
+  } else if (isDead(ctx, canonicalHealth)) {
+    const instanceHost = instance === undefined ? undefined : ctx.ix.liveComputeService.get(serviceKey(cellUuid, instance.host));
+    if (instanceHost !== undefined && hostKey(instanceHost.host) !== hostKey(from) && healthOf(ctx, cellUuid, instanceHost.host) === 'up') {
+      // Nova's ironic driver: a node with an instance belongs to the instance's host, whatever the ring says (§6).
+      dest = instanceHost;
+      why = `its service on ${from} is ${describeHealth(canonicalHealth)}; its instance is on ${instanceHost.host ?? '-'}, which is up and owns the node`;
+    } else {
+      const ring = ringOf(ctx, cellUuid);
+      const owner = ringOwner(ring.ring, hh);
+      if (owner === undefined)
+        return {
+          ok: false,
+          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid} can take it over`,
+          suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members',
+        };
+      dest = ring.services.get(owner);
+      why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
+    }
+  }
+  let finalHost = from;
+  if (dest !== undefined && dest.host !== null && hostKey(dest.host) !== hostKey(from)) {
+    np.changes.push({
+      change: {
+        kind: 'rehome-compute-node',
+        target,
+        id: canonical.id,
+        uuid: canonical.uuid,
+        hypervisorHostname: hh,
+        fromHost: from,
+        toHost: dest.host,
+        toServiceId: dest.id,
+        forcedDownSourceServiceId: null,
+        instance: null,
+      },
+      reason: why,
+    });
+    np.notes.push(`re-home compute node ${canonical.uuid ?? canonical.id} from ${from} to ${dest.host}`);
+    finalHost = dest.host;
+  }
+  if (instance !== undefined && instance.host !== null && hostKey(instance.host) !== hostKey(finalHost)) {
+    const health = healthOf(ctx, cellUuid, instance.host);
+    if (health === 'up')
+      return {
+        ok: false,
+        reason: `its instance ${instance.uuid} is on ${instance.host}, which is up, but its compute node ${finalHost === from ? 'is' : 'would be'} on ${finalHost}`,
+        suggestion: `check which host Ironic's node ${hh} belongs to, then nova-reconcile compute_node move --node ${canonical.uuid ?? hh} --to-host HOST`,
+      };
+    np.changes.push({
+      change: { kind: 'move-instance', target, id: instance.id, uuid: instance.uuid, node: instance.node as string, fromHost: instance.host, toHost: finalHost },
+      reason: finalHost === from ? `its host ${instance.host} is ${describeHealth(health)}; the instance follows its node's compute node` : 'the instance moves with its node (instances.node is unchanged)',
+    });
+    np.notes.push(`move instance ${instance.uuid} from ${instance.host} to ${finalHost}`);
+  }
+  return OK;
+}
+
+function cloneState(s: PlanState): PlanState {
+  return { providerGeneration: new Map(s.providerGeneration), consumerGeneration: new Map(s.consumerGeneration), removedAllocations: new Set(s.removedAllocations) };
+}
+
+function mergeState(into: PlanState, from: PlanState): void {
+  for (const [k, v] of from.providerGeneration) into.providerGeneration.set(k, v);
+  into.consumerGeneration.clear();
+  for (const [k, v] of from.consumerGeneration) into.consumerGeneration.set(k, v);
+  for (const id of from.removedAllocations) into.removedAllocations.add(id);
+}
+
+// ---------------------------------------------------------------------------
+// `compute_node move`: the bulk ironic_compute_node_move. Each node is one
+// change, node and instance in one transaction, with nova-manage master's
+// preconditions (§4) checked per node: a refused node is reported with its
+// reason and the others still move.
+
+export interface NodeMoveOptions {
+  /** Compute node uuids (= ironic node uuids); or fromHost. */
+  readonly nodes?: readonly string[];
+  readonly fromHost?: string;
+  readonly toHost: string;
+  /** Accept a source that is down (not heartbeating) though not forced down. */
+  readonly sourceDownOk: boolean;
+}
+
+export interface NodeMove {
+  readonly unitId: string;
+  readonly nodeUuid: string;
+  readonly fromHost: string;
+  readonly toHost: string;
+  readonly instanceUuid: string | null;
+}
+
+export interface NodeMoveSkip {
+  readonly nodeUuid: string;
+  readonly host: string | null;
+  readonly reason: string;
+}
+
+export interface NodeMovePlan {
+  readonly plan: Plan;
+  readonly moves: readonly NodeMove[];
+  readonly skipped: readonly NodeMoveSkip[];
+}
+
+export function planNodeMoves(snapshot: Snapshot, options: NodeMoveOptions): NodeMovePlan {
+  const ix = indexSnapshot(snapshot);
+  const destinations = snapshot.services.filter((svc) => !svc.deleted && svc.binary === 'nova-compute' && hostKey(svc.host) === hostKey(options.toHost));
+  if (destinations.length === 0)
+    throw new ReconcileError('not-found', `--to-host ${options.toHost} is not a nova-compute service`, { hint: 'list the services with `openstack compute service list --service nova-compute`' });
+  const mapping = snapshot.hostMappings.find((m) => hostKey(m.host) === hostKey(options.toHost));
+  const units: Unit[] = [];
+  const refused: Refusal[] = [];
+  const moves: NodeMove[] = [];
+  const skipped: NodeMoveSkip[] = [];
+  for (const node of selectMoveNodes(snapshot, ix, options)) {
+    const nodeUuid = node.uuid ?? String(node.id);
+    const verdict = checkNodeMove(snapshot, ix, node, destinations, mapping, options);
+    if (verdict.kind === 'skip') {
+      refused.push({ subject: `compute node ${nodeUuid} (${node.host ?? '-'}/${node.hypervisorHostname ?? '-'}) in cell ${node.cellUuid}`, reason: verdict.reason, ...(verdict.suggestion === undefined ? {} : { suggestion: verdict.suggestion }) });
+      skipped.push({ nodeUuid, host: node.host, reason: verdict.reason });
+      continue;
+    }
+    if (verdict.kind === 'there') continue;
+    const { dest, sourceServiceId, instance } = verdict;
+    const from = node.host as string;
+    const to = dest.host as string;
+    const unitId = `move-node:${node.cellUuid}:${node.id}`;
+    units.push({
+      id: unitId,
+      title: `move ironic compute node ${nodeUuid} from ${from} to ${to}${instance === undefined ? '' : `, with instance ${instance.uuid}`}`,
+      changes: [
+        {
+          change: {
+            kind: 'rehome-compute-node',
+            target: { db: 'cell', cellUuid: node.cellUuid },
+            id: node.id,
+            uuid: node.uuid,
+            hypervisorHostname: node.hypervisorHostname as string,
+            fromHost: from,
+            toHost: to,
+            toServiceId: dest.id,
+            forcedDownSourceServiceId: sourceServiceId,
+            instance: instance === undefined ? null : { id: instance.id, uuid: instance.uuid, fromHost: instance.host as string },
+          },
+          reason: 'ironic_compute_node_move: the compute node (host, service_id) and its instance (host) move in one transaction; the uuid, and so the provider and its allocations, stay',
+        },
+      ],
+    });
+    moves.push({ unitId, nodeUuid, fromHost: from, toHost: to, instanceUuid: instance?.uuid ?? null });
+  }
+  return { plan: { command: NODE_MOVE, units, refused }, moves, skipped };
+}
+
+function selectMoveNodes(s: Snapshot, ix: SnapshotIndex, options: NodeMoveOptions): ComputeNodeRec[] {
+  if (options.nodes !== undefined) {
+    return options.nodes.map((raw) => {
+      const value = raw.toLowerCase();
+      const node = ix.liveNodes.find((n) => (n.uuid ?? '').toLowerCase() === value) ?? ix.liveNodes.find((n) => (n.hypervisorHostname ?? '').toLowerCase() === value);
+      if (node === undefined) throw new ReconcileError('not-found', `--node ${raw}: no live compute node has this uuid`, { hint: 'list the nodes with `nova-reconcile compute_node list`' });
+      return node;
+    });
+  }
+  const host = options.fromHost ?? '';
+  const nodes = ix.liveNodes.filter((n) => hostKey(n.host) === hostKey(host));
+  if (nodes.length === 0 && !s.services.some((svc) => svc.binary === 'nova-compute' && hostKey(svc.host) === hostKey(host)))
+    throw new ReconcileError('not-found', `--from-host ${host} has no compute node and no nova-compute service`, { hint: 'list the nodes with `nova-reconcile compute_node list`' });
+  return nodes;
+}
+
+type MoveVerdict =
+  | { readonly kind: 'move'; readonly dest: ServiceRec; readonly sourceServiceId: number | null; readonly instance: InstanceRec | undefined }
+  | { readonly kind: 'there' }
+  | { readonly kind: 'skip'; readonly reason: string; readonly suggestion?: string };
+
+function checkNodeMove(
+  s: Snapshot,
+  ix: SnapshotIndex,
+  node: ComputeNodeRec,
+  destinations: readonly ServiceRec[],
+  mapping: { readonly cellUuid: string } | undefined,
+  options: NodeMoveOptions,
+): MoveVerdict {
+  const dest = destinations.find((d) => d.cellUuid === node.cellUuid);
+  if (dest === undefined)
+    return { kind: 'skip', reason: `destination ${options.toHost} is in cell ${[...new Set(destinations.map((d) => d.cellUuid))].join(', ')}, not in the node's cell ${node.cellUuid}` };
+  if (dest.forcedDown) return { kind: 'skip', reason: `destination ${dest.host ?? '-'} is forced down`, suggestion: `openstack compute service set --up ${dest.host ?? '-'} nova-compute` };
+  if (mapping === undefined)
+    return { kind: 'skip', reason: `destination ${dest.host ?? '-'} has no host mapping: the scheduler could not use the node there`, suggestion: `nova-reconcile cell_v2 discover_hosts --by-service --cell_uuid ${node.cellUuid}` };
+  if (mapping.cellUuid !== node.cellUuid) return { kind: 'skip', reason: `destination ${dest.host ?? '-'} is mapped to cell ${mapping.cellUuid}, not to the node's cell ${node.cellUuid}` };
+  if (node.hypervisorType !== 'ironic') return { kind: 'skip', reason: `it is a ${node.hypervisorType} node, not an ironic node` };
+  if (node.host === null || node.hypervisorHostname === null) return { kind: 'skip', reason: 'it has no host or no hypervisor_hostname' };
+  if (hostKey(node.host) === hostKey(dest.host)) return { kind: 'there' };
+  const source = ix.liveComputeService.get(serviceKey(node.cellUuid, node.host));
+  const health = serviceHealth(s, source);
+  if (health === 'up') return { kind: 'skip', reason: `source service ${node.host} is up and not forced down`, suggestion: `openstack compute service set --down ${node.host} nova-compute` };
+  if (health === 'down' && !options.sourceDownOk)
+    return {
+      kind: 'skip',
+      reason: `source service ${node.host} is down but not forced down`,
+      suggestion: `openstack compute service set --down ${node.host} nova-compute, or pass --source-down-ok`,
+    };
+  const instances = ix.instancesOnNode.get(nodeKey(node.cellUuid, node.host, node.hypervisorHostname)) ?? [];
+  if (instances.length > 1)
+    return {
+      kind: 'skip',
+      reason: `${instances.length} live instances are on it (${instances.map((i) => i.uuid).join(', ')})`,
+      suggestion: 'delete the Nova instances that do not match the instance uuid recorded on the Ironic node',
+    };
+  return { kind: 'move', dest, sourceServiceId: health === 'forced-down' && source !== undefined ? source.id : null, instance: instances[0] };
+}

@@ -1,0 +1,377 @@
+// The rebalance planner on snapshots built in code: the seed-bug states, the
+// canonical choice, the ring, capacity, refusals, bad input, and
+// convergence: a plan cut short after any change (a crash) is finished by
+// the next plan, with the same end state.
+import { describe, expect, it } from 'vitest';
+import { buildHashRing, ringOwner } from '../../src/domain/hash-ring.js';
+import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, ProviderRec, ServiceRec, Snapshot } from '../../src/domain/model.js';
+import type { Change, Plan } from '../../src/domain/plan.js';
+import { planNodeMoves, planRebalance, type RebalanceOptions } from '../../src/domain/rebalance.js';
+import { ReconcileError } from '../../src/errors.js';
+
+const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
+const C1 = '11111111-1111-4111-8111-111111111111';
+const CELL0 = '00000000-0000-0000-0000-000000000000';
+const N = '1be26c0b-03f2-4d2e-ae87-c02d7f33c123';
+const U2 = 'd6a3c1f0-8b7e-4e21-9c55-0a4f2b6e7d19';
+const I = '5e0a7c3d-91b4-4f6a-8d2e-c7b1f0a93e58';
+const RC = 'CUSTOM_BAREMETAL_GOLD';
+const RC_ID = 10000;
+
+function ago(seconds: number): string {
+  return new Date(NOW - seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+interface World {
+  services: ServiceRec[];
+  nodes: ComputeNodeRec[];
+  instances: InstanceRec[];
+  providers: ProviderRec[];
+  inventories: InventoryRec[];
+  allocations: AllocationRec[];
+  consumers: ConsumerRec[];
+}
+
+let nextId = 100;
+
+function service(host: string, over: Partial<ServiceRec> = {}): ServiceRec {
+  return { cellUuid: C1, id: nextId++, uuid: null, host, binary: 'nova-compute', disabled: false, forcedDown: false, lastSeenUp: ago(5), createdAt: ago(90 * 86400), updatedAt: ago(5), deleted: false, ...over };
+}
+
+function ironicRow(uuid: string, host: string, over: Partial<ComputeNodeRec> = {}): ComputeNodeRec {
+  return { cellUuid: C1, id: nextId++, uuid, host, hypervisorHostname: N, hypervisorType: 'ironic', serviceId: null, mapped: 1, createdAt: ago(30 * 86400), updatedAt: ago(7200), deleted: false, ...over };
+}
+
+function providerWithInventory(w: World, uuid: string, name: string, reserved: number, generation = 2): ProviderRec {
+  const rp: ProviderRec = { id: nextId++, uuid, name, generation, rootId: null, parentId: null, traits: ['COMPUTE_NODE'], aggregateCount: 0 };
+  w.providers.push({ ...rp, rootId: rp.id });
+  w.inventories.push({ id: nextId++, providerId: rp.id, resourceClassId: RC_ID, resourceClass: RC, total: 1, reserved, minUnit: 1, maxUnit: 1, stepSize: 1, allocationRatio: 1 });
+  return rp;
+}
+
+function allocate(w: World, providerId: number, consumer: string): void {
+  w.allocations.push({ id: nextId++, providerId, consumerUuid: consumer, resourceClassId: RC_ID, resourceClass: RC, used: 1 });
+  if (!w.consumers.some((c) => c.uuid === consumer)) w.consumers.push({ id: nextId++, uuid: consumer, generation: 1, projectId: 1, userId: 1 });
+}
+
+function instance(host: string, over: Partial<InstanceRec> = {}): InstanceRec {
+  return { cellUuid: C1, id: nextId++, uuid: I, host, node: N, vmState: 'active', taskState: null, ...over };
+}
+
+/** Seed bug 1714248, the 409 state: U1 (dead host, instance, allocation), duplicate U2 without provider. */
+function failover(): World {
+  const w: World = { services: [], nodes: [], instances: [], providers: [], inventories: [], allocations: [], consumers: [] };
+  w.services.push(service('ironic-compute-0', { forcedDown: true, lastSeenUp: ago(7200) }), service('ironic-compute-1'));
+  w.nodes.push(ironicRow(N, 'ironic-compute-0'), ironicRow(U2, 'ironic-compute-1', { createdAt: ago(3600) }));
+  const u1 = providerWithInventory(w, N, N, 1, 4);
+  allocate(w, u1.id, I);
+  w.instances.push(instance('ironic-compute-0'));
+  return w;
+}
+
+function snapshot(w: World): Snapshot {
+  return {
+    takenAt: NOW,
+    serviceDownTime: 60,
+    cells: [
+      { id: 1, uuid: CELL0, name: 'cell0', isCell0: true },
+      { id: 2, uuid: C1, name: 'cell1', isCell0: false },
+    ],
+    hostMappings: w.services.map((s, i) => ({ id: i + 1, host: s.host ?? '', cellUuid: C1 })),
+    services: w.services,
+    computeNodes: w.nodes,
+    instances: w.instances,
+    migrations: [],
+    placement: { providers: w.providers, inventories: w.inventories, allocations: w.allocations, consumers: w.consumers },
+    ironicNodes: undefined,
+  };
+}
+
+function kinds(plan: Plan): string[] {
+  return plan.units.flatMap((u) => u.changes.map((c) => c.change.kind));
+}
+
+function changes(plan: Plan): Change[] {
+  return plan.units.flatMap((u) => u.changes.map((c) => c.change));
+}
+
+const opts: RebalanceOptions = { includeDown: false };
+
+// ---------------------------------------------------------------------------
+// An in-memory apply of each change kind, with the executors' semantics, for
+// the convergence checks.
+
+function clone(w: World): World {
+  return structuredClone(w);
+}
+
+function applyToWorld(w: World, c: Change): void {
+  const rp = (id: number): ProviderRec => w.providers.find((p) => p.id === id) as ProviderRec;
+  const setRp = (id: number, f: (p: ProviderRec) => ProviderRec): void => {
+    w.providers = w.providers.map((p) => (p.id === id ? f(p) : p));
+  };
+  const bumpConsumer = (uuid: string): void => {
+    w.consumers = w.consumers.map((x) => (x.uuid === uuid ? { ...x, generation: x.generation + 1 } : x));
+  };
+  switch (c.kind) {
+    case 'soft-delete-compute-node':
+      w.nodes = w.nodes.map((n) => (n.id === c.id ? { ...n, deleted: true } : n));
+      return;
+    case 'delete-provider':
+      w.providers = w.providers.filter((p) => p.id !== c.providerId);
+      w.inventories = w.inventories.filter((i) => i.providerId !== c.providerId);
+      return;
+    case 'remove-provider-allocations':
+      w.allocations = w.allocations.filter((a) => !(a.providerId === c.providerId && a.consumerUuid === c.consumerUuid));
+      if (!w.allocations.some((a) => a.consumerUuid === c.consumerUuid)) w.consumers = w.consumers.filter((x) => x.uuid !== c.consumerUuid);
+      else bumpConsumer(c.consumerUuid);
+      return;
+    case 'rekey-provider':
+      setRp(c.providerId, (p) => ({ ...p, uuid: c.toUuid, generation: p.generation + 1 }));
+      return;
+    case 'move-allocations': {
+      expect(rp(c.toProviderId).generation).toBe(c.toGeneration);
+      w.allocations = w.allocations.map((a) => (a.providerId === c.fromProviderId && a.consumerUuid === c.consumerUuid ? { ...a, providerId: c.toProviderId } : a));
+      bumpConsumer(c.consumerUuid);
+      for (const pid of new Set(w.allocations.filter((a) => a.consumerUuid === c.consumerUuid).map((a) => a.providerId))) setRp(pid, (p) => ({ ...p, generation: p.generation + 1 }));
+      return;
+    }
+    case 'rename-provider':
+      setRp(c.providerId, (p) => ({ ...p, name: c.toName }));
+      return;
+    case 'rehome-compute-node':
+      w.nodes = w.nodes.map((n) => (n.id === c.id ? { ...n, host: c.toHost, serviceId: c.toServiceId } : n));
+      if (c.instance !== null) w.instances = w.instances.map((i) => (i.id === c.instance?.id ? { ...i, host: c.toHost } : i));
+      return;
+    case 'move-instance':
+      w.instances = w.instances.map((i) => (i.id === c.id ? { ...i, host: c.toHost } : i));
+      return;
+  }
+}
+
+function applyAll(w: World, cs: readonly Change[]): World {
+  const out = clone(w);
+  for (const c of cs) applyToWorld(out, c);
+  return out;
+}
+
+/** Cut the plan after every change; the next plan must finish it, to the same end state, and then be empty. */
+function expectConvergence(w: World, options: RebalanceOptions = opts): World {
+  const plan = planRebalance(snapshot(w), options);
+  const all = changes(plan);
+  const end = applyAll(w, all);
+  expect(planRebalance(snapshot(end), options)).toMatchObject({ units: [], refused: [] });
+  for (let k = 1; k < all.length; k++) {
+    const crashed = applyAll(w, all.slice(0, k));
+    const rest = changes(planRebalance(snapshot(crashed), options));
+    expect(applyAll(crashed, rest), `crash after change ${k} (${all[k - 1]?.kind ?? ''})`).toEqual(end);
+  }
+  return end;
+}
+
+// ---------------------------------------------------------------------------
+
+describe('planRebalance: seed bug 1714248', () => {
+  it('the 409 state: keeps U1, retires U2, re-homes U1 and its instance onto the live service', () => {
+    const w = failover();
+    const plan = planRebalance(snapshot(w), opts);
+    expect(plan.refused).toEqual([]);
+    expect(kinds(plan)).toEqual(['soft-delete-compute-node', 'rehome-compute-node', 'move-instance']);
+    const [retire, rehome, move] = changes(plan);
+    expect(retire).toMatchObject({ uuid: U2, host: 'ironic-compute-1' });
+    expect(rehome).toMatchObject({ uuid: N, fromHost: 'ironic-compute-0', toHost: 'ironic-compute-1', toServiceId: w.services[1]?.id, instance: null });
+    expect(move).toMatchObject({ uuid: I, node: N, fromHost: 'ironic-compute-0', toHost: 'ironic-compute-1' });
+    const end = expectConvergence(w);
+    expect(end.nodes.filter((n) => !n.deleted)).toMatchObject([{ uuid: N, host: 'ironic-compute-1' }]);
+  });
+
+  it('the renamed state: deletes the empty U2 provider, renames U1 back, then the cell steps', () => {
+    const w = failover();
+    w.providers = w.providers.map((p) => (p.uuid === N ? { ...p, name: `stale-${N}` } : p));
+    providerWithInventory(w, U2, N, 1);
+    const plan = planRebalance(snapshot(w), opts);
+    expect(kinds(plan)).toEqual(['delete-provider', 'rename-provider', 'soft-delete-compute-node', 'rehome-compute-node', 'move-instance']);
+    expect(changes(plan)[0]).toMatchObject({ uuid: U2 });
+    expect(changes(plan)[1]).toMatchObject({ uuid: N, fromName: `stale-${N}`, toName: N, generation: 4 });
+    const end = expectConvergence(w);
+    expect(end.providers).toMatchObject([{ uuid: N, name: N, generation: 4 }]);
+    expect(end.allocations).toMatchObject([{ providerId: w.providers[0]?.id, consumerUuid: I, used: 1 }]);
+  });
+
+  it('U1 row deleted, allocation on the stale renamed provider: moves it onto U2 (in-use ironic exception) and deletes the stale one', () => {
+    const w = failover();
+    w.nodes = w.nodes.map((n) => (n.uuid === N ? { ...n, deleted: true } : n));
+    w.providers = w.providers.map((p) => (p.uuid === N ? { ...p, name: `stale-${N}` } : p));
+    const u2 = providerWithInventory(w, U2, N, 1, 2);
+    const plan = planRebalance(snapshot(w), opts);
+    expect(kinds(plan)).toEqual(['move-allocations', 'delete-provider', 'move-instance']);
+    const move = changes(plan)[0];
+    expect(move).toMatchObject({ consumerUuid: I, consumerGeneration: 1, toProviderUuid: U2, toGeneration: 2, allocations: [{ resourceClass: RC, used: 1 }] });
+    expect(move?.kind === 'move-allocations' && move.capacityException).toMatch(/in use by this very instance/);
+    expect(plan.units[0]?.title).toContain('over capacity by design');
+    const end = expectConvergence(w);
+    expect(end.providers.map((p) => [p.uuid, p.name, p.generation])).toEqual([[U2, N, 3]]);
+    expect(end.consumers).toMatchObject([{ uuid: I, generation: 2 }]);
+    expect(end.allocations).toMatchObject([{ providerId: u2.id, consumerUuid: I }]);
+    expect(end.instances).toMatchObject([{ host: 'ironic-compute-1', node: N }]);
+  });
+
+  it('U1 row deleted, U2 without provider: re-keys the stale provider instead of moving allocations', () => {
+    const w = failover();
+    w.nodes = w.nodes.map((n) => (n.uuid === N ? { ...n, deleted: true } : n));
+    const plan = planRebalance(snapshot(w), opts);
+    expect(kinds(plan)).toEqual(['rekey-provider', 'move-instance']);
+    expect(changes(plan)[0]).toMatchObject({ fromUuid: N, toUuid: U2, generation: 4 });
+    const end = expectConvergence(w);
+    expect(end.providers.map((p) => [p.uuid, p.name, p.generation])).toEqual([[U2, N, 5]]);
+  });
+
+  it('refuses to move an allocation onto a provider that is full for another consumer', () => {
+    const w = failover();
+    w.nodes = w.nodes.map((n) => (n.uuid === N ? { ...n, deleted: true } : n));
+    w.providers = w.providers.map((p) => (p.uuid === N ? { ...p, name: `stale-${N}` } : p));
+    const u2 = providerWithInventory(w, U2, N, 0);
+    allocate(w, u2.id, 'aaaaaaaa-0000-4000-8000-000000000001');
+    const plan = planRebalance(snapshot(w), opts);
+    expect(plan.units).toEqual([]);
+    expect(plan.refused[0]?.reason).toMatch(/would exceed the capacity/);
+  });
+});
+
+describe('planRebalance: re-homing off dead services', () => {
+  function lone(host0: Partial<ServiceRec>): World {
+    const w: World = { services: [], nodes: [], instances: [], providers: [], inventories: [], allocations: [], consumers: [] };
+    w.services.push(service('ironic-compute-0', host0), service('Ironic-Compute-1'), service('ironic-compute-2'));
+    // Ring members must have ironic compute nodes (deleted rows count, as in Nova's join).
+    w.nodes.push(ironicRow(N, 'ironic-compute-0'));
+    w.nodes.push(ironicRow('aaaaaaaa-0000-4000-8000-00000000000a', 'Ironic-Compute-1', { hypervisorHostname: 'aaaaaaaa-0000-4000-8000-00000000000a', deleted: true }));
+    w.nodes.push(ironicRow('aaaaaaaa-0000-4000-8000-00000000000b', 'ironic-compute-2', { hypervisorHostname: 'aaaaaaaa-0000-4000-8000-00000000000b' }));
+    providerWithInventory(w, 'aaaaaaaa-0000-4000-8000-00000000000b', 'aaaaaaaa-0000-4000-8000-00000000000b', 0);
+    const u1 = providerWithInventory(w, N, N, 1);
+    allocate(w, u1.id, I);
+    w.instances.push(instance('ironic-compute-0'));
+    return w;
+  }
+
+  it("moves a forced-down service's node to the ring owner among the live members, with its instance", () => {
+    const w = lone({ forcedDown: true });
+    const owner = ringOwner(buildHashRing(['ironic-compute-1', 'ironic-compute-2']), N);
+    const host = owner === 'ironic-compute-1' ? 'Ironic-Compute-1' : 'ironic-compute-2';
+    const plan = planRebalance(snapshot(w), opts);
+    expect(kinds(plan)).toEqual(['rehome-compute-node', 'move-instance']);
+    expect(changes(plan)[0]).toMatchObject({ fromHost: 'ironic-compute-0', toHost: host });
+    expect(plan.units[0]?.changes[0]?.reason).toContain("Nova's hash ring of the live members (ironic-compute-1, ironic-compute-2)");
+    expectConvergence(w);
+  });
+
+  it('leaves a merely down service alone unless --include-down', () => {
+    const w = lone({ lastSeenUp: ago(600) });
+    expect(planRebalance(snapshot(w), opts)).toMatchObject({ units: [], refused: [] });
+    expect(kinds(planRebalance(snapshot(w), { includeDown: true }))).toEqual(['rehome-compute-node', 'move-instance']);
+    expectConvergence(w, { includeDown: true });
+  });
+
+  it('ring members from --ring-members decide the owner', () => {
+    const w = lone({ forcedDown: true });
+    const plan = planRebalance(snapshot(w), { includeDown: false, ringMembers: { hosts: ['ironic-compute-2'], source: '--ring-members' } });
+    expect(changes(plan)[0]).toMatchObject({ toHost: 'ironic-compute-2' });
+  });
+
+  it('skips disabled and down services as ring members', () => {
+    const w = lone({ forcedDown: true });
+    w.services = w.services.map((s) => (s.host === 'ironic-compute-2' ? { ...s, disabled: true } : s));
+    expect(changes(planRebalance(snapshot(w), opts))[0]).toMatchObject({ toHost: 'Ironic-Compute-1' });
+    w.services = w.services.map((s) => (s.host === 'Ironic-Compute-1' ? { ...s, lastSeenUp: ago(3600) } : s));
+    const plan = planRebalance(snapshot(w), opts);
+    expect(plan.units).toEqual([]);
+    expect(plan.refused[0]?.reason).toMatch(/no live ironic nova-compute service/);
+  });
+
+  it('refuses a node with two live instances', () => {
+    const w = lone({ forcedDown: true });
+    w.instances.push(instance('ironic-compute-0', { uuid: 'bbbbbbbb-0000-4000-8000-000000000001' }));
+    const plan = planRebalance(snapshot(w), opts);
+    expect(plan.units).toEqual([]);
+    expect(plan.refused).toMatchObject([{ subject: `ironic node ${N} in cell ${C1}`, reason: expect.stringContaining('2 live instances are on it') as unknown }]);
+  });
+
+  it('a clean deployment plans nothing', () => {
+    const w = lone({});
+    expect(planRebalance(snapshot(w), opts)).toMatchObject({ units: [], refused: [] });
+  });
+});
+
+describe('planRebalance: bad input', () => {
+  const s = snapshot(failover());
+  it.each([
+    ['an unknown node', { nodes: ['cccccccc-0000-4000-8000-000000000000'] }, 'not-found', /no live ironic compute node has this uuid/],
+    ['an unknown cell', { cellUuid: 'cccccccc-0000-4000-8000-000000000000' }, 'not-found', /has no mapping/],
+    ['ring members that are not services', { ringMembers: { hosts: ['nope', 'ironic-compute-1'], source: '--ring-members' } }, 'input', /--ring-members: nope is not a nova-compute service/],
+  ])('refuses %s', (_name, over, kind, message) => {
+    try {
+      planRebalance(s, { includeDown: false, ...over });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ReconcileError);
+      expect((err as ReconcileError).kind).toBe(kind);
+      expect((err as ReconcileError).message).toMatch(message);
+    }
+  });
+
+  it('--node selects the node by its uuid or its duplicate uuid', () => {
+    expect(planRebalance(s, { includeDown: false, nodes: [U2] }).units).toHaveLength(1);
+  });
+});
+
+describe('planNodeMoves', () => {
+  it('moves the node and its instance in one change, with the forced-down source re-checked', () => {
+    const w = failover();
+    w.nodes = w.nodes.filter((n) => n.uuid === N);
+    const mp = planNodeMoves(snapshot(w), { nodes: [N], toHost: 'ironic-compute-1', sourceDownOk: false });
+    expect(mp.skipped).toEqual([]);
+    expect(changes(mp.plan)).toMatchObject([
+      { kind: 'rehome-compute-node', fromHost: 'ironic-compute-0', toHost: 'ironic-compute-1', forcedDownSourceServiceId: w.services[0]?.id, instance: { uuid: I, fromHost: 'ironic-compute-0' } },
+    ]);
+    expect(mp.moves).toEqual([{ unitId: mp.plan.units[0]?.id, nodeUuid: N, fromHost: 'ironic-compute-0', toHost: 'ironic-compute-1', instanceUuid: I }]);
+  });
+
+  it('refuses an up source, a down source without --source-down-ok, and a forced-down destination', () => {
+    const w = failover();
+    w.nodes = w.nodes.filter((n) => n.uuid === N);
+    w.services = w.services.map((s) => (s.host === 'ironic-compute-0' ? { ...s, forcedDown: false, lastSeenUp: ago(5) } : s));
+    expect(planNodeMoves(snapshot(w), { nodes: [N], toHost: 'ironic-compute-1', sourceDownOk: false }).skipped[0]?.reason).toMatch(/is up and not forced down/);
+    w.services = w.services.map((s) => (s.host === 'ironic-compute-0' ? { ...s, lastSeenUp: ago(3600) } : s));
+    expect(planNodeMoves(snapshot(w), { nodes: [N], toHost: 'ironic-compute-1', sourceDownOk: false }).skipped[0]?.reason).toMatch(/is down but not forced down/);
+    expect(planNodeMoves(snapshot(w), { nodes: [N], toHost: 'ironic-compute-1', sourceDownOk: true }).skipped).toEqual([]);
+    w.services = w.services.map((s) => (s.host === 'ironic-compute-1' ? { ...s, forcedDown: true } : s));
+    expect(planNodeMoves(snapshot(w), { nodes: [N], toHost: 'ironic-compute-1', sourceDownOk: true }).skipped[0]?.reason).toMatch(/is forced down/);
+  });
+
+  it('refuses a destination that is not a nova-compute service', () => {
+    expect(() => planNodeMoves(snapshot(failover()), { nodes: [N], toHost: 'nope', sourceDownOk: false })).toThrow(/--to-host nope is not a nova-compute service/);
+  });
+});
+
+describe('scale', () => {
+  it('plans 1,000 ironic nodes (half duplicated, a quarter on stale providers) well under a second', () => {
+    const w: World = { services: [], nodes: [], instances: [], providers: [], inventories: [], allocations: [], consumers: [] };
+    w.services.push(service('ironic-compute-0', { forcedDown: true }), service('ironic-compute-1'), service('ironic-compute-2'));
+    for (let i = 0; i < 1000; i++) {
+      const id = `${i.toString(16).padStart(8, '0')}-0000-4000-8000-000000000000`;
+      const dup = `${i.toString(16).padStart(8, '0')}-1111-4000-8000-000000000000`;
+      const inst = `${i.toString(16).padStart(8, '0')}-2222-4000-8000-000000000000`;
+      w.nodes.push(ironicRow(id, 'ironic-compute-0', { hypervisorHostname: id, deleted: i % 4 === 0 }));
+      if (i % 2 === 0) w.nodes.push(ironicRow(dup, i % 4 === 0 ? 'ironic-compute-1' : 'ironic-compute-2', { hypervisorHostname: id, createdAt: ago(60) }));
+      const rp = providerWithInventory(w, id, i % 4 === 0 ? `stale-${id}` : id, 1);
+      if (i % 4 === 0) providerWithInventory(w, dup, id, 1);
+      allocate(w, rp.id, inst);
+      w.instances.push(instance('ironic-compute-0', { uuid: inst, node: id }));
+    }
+    const started = Date.now();
+    const plan = planRebalance(snapshot(w), opts);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(plan.refused).toEqual([]);
+    expect(plan.units).toHaveLength(1000);
+    expect(kinds(plan).filter((k) => k === 'move-allocations')).toHaveLength(250);
+  });
+});
