@@ -9,6 +9,7 @@
 // Scenario and list it in SCENARIOS below.
 import type { Knex } from 'knex';
 import { emptyScenario } from './scenarios/empty.js';
+import { ironicFailoverRenamedScenario, ironicFailoverScenario } from './scenarios/ironic-failover.js';
 import { ironicHaScenario } from './scenarios/ironic-ha.js';
 import { libvirtScenario } from './scenarios/libvirt.js';
 
@@ -35,7 +36,7 @@ export interface Scenario {
   populate(dbs: ScenarioDatabases): Promise<void>;
 }
 
-export const SCENARIOS: readonly Scenario[] = Object.freeze([emptyScenario, ironicHaScenario, libvirtScenario]);
+export const SCENARIOS: readonly Scenario[] = Object.freeze([emptyScenario, ironicHaScenario, libvirtScenario, ironicFailoverScenario, ironicFailoverRenamedScenario]);
 
 export function findScenario(name: string): Scenario | undefined {
   return SCENARIOS.find((s) => s.name === name);
