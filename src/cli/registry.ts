@@ -4,6 +4,7 @@ import { discoverHostsCommand } from '../commands/cell-v2-discover-hosts.js';
 import { listCellsCommand } from '../commands/cell-v2-list-cells.js';
 import { listHostsCommand } from '../commands/cell-v2-list-hosts.js';
 import { cleanupOrphansCommand } from '../commands/compute-node-cleanup-orphans.js';
+import { rebalanceCommand } from '../commands/compute-node-rebalance.js';
 import { cleanupProvidersCommand } from '../commands/placement-cleanup-providers.js';
 import { sandboxCreateCommand } from '../commands/sandbox-create.js';
 import { undoCommand } from '../commands/undo.js';
@@ -16,6 +17,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   deleteHostCommand,
   cleanupOrphansCommand,
   cleanupProvidersCommand,
+  rebalanceCommand,
   undoCommand,
   sandboxCreateCommand,
 ];

@@ -1,0 +1,49 @@
+// compute_node rebalance: repair the records of ironic nodes after a rebalance or failover (seed bug 1714248).
+import type { CommandSpec } from '../cli/spec.js';
+import { parseHostList, parseUuidArguments, planRebalance, type RingMembers } from '../domain/rebalance.js';
+import { readSnapshot } from '../operations/read-snapshot.js';
+import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+
+export const rebalanceCommand: CommandSpec = {
+  path: ['compute_node', 'rebalance'],
+  family: 'reconcile',
+  summary: 'repair ironic nodes after a rebalance or failover: duplicates, dead hosts, stale providers (plan first; --apply to change)',
+  description: [
+    'Plans per ironic node (hypervisor_hostname) and cell. The canonical compute node is the row whose provider holds the node\'s ' +
+      "allocations, else the row with the node's instance, else the oldest; the other live rows are duplicates.",
+    "Placement first: the canonical row's provider is made the one that holds the instance's allocations and the node's name. A stale " +
+      'provider holding the name is dealt with first. Allocations on a stale provider are moved (target provider and consumer generations ' +
+      '+ 1, as Placement does), under Placement\'s capacity rules; the one exception is an in-use ironic node (reserved = total = 1) taking ' +
+      'back its own single instance, which the plan states. When the canonical provider does not exist, the stale provider is re-keyed to ' +
+      'the canonical uuid instead. Emptied stale providers are deleted with their inventories, traits and aggregate links.',
+    'Then the cell: duplicates are soft-deleted (WHERE id = ? AND host = ? AND deleted = 0); the canonical row moves to the newest ' +
+      "duplicate's host when that service is up, or, when its own service is dead (forced down; with --include-down also down for longer " +
+      "than service_down_time), to the owner that Nova's hash ring picks among the live members (host and service_id). Its instance " +
+      'follows (instances.host; instances.node is unchanged). A node with more than one live instance is refused.',
+    'Each change is its own compare-and-swap transaction, journaled, in that order, so a crash after any of them leaves a state that ' +
+      'the next run finishes. The ring members are the up, enabled ironic nova-compute services of the cell, or --ring-members / ' +
+      '[nova_reconcile] ironic_ring_members for deployments that partition with peer_list or conductor groups.',
+  ],
+  options: [
+    { flags: '--include-down', description: 'also re-home nodes of services that are down for longer than service_down_time (forced down always counts)' },
+    { flags: '--cell <uuid>', description: 'only this cell' },
+    { flags: '--node <uuid>', description: 'only this ironic node (its uuid or a compute node uuid); repeatable', repeatable: true },
+    { flags: '--ring-members <hosts>', description: 'comma-separated ring members, overriding [nova_reconcile] ironic_ring_members and Nova\'s membership' },
+    ...APPLY_OPTIONS,
+  ],
+  exitCodes: PLAN_EXIT_CODES,
+  examples: ['nova-reconcile compute_node rebalance', 'nova-reconcile compute_node rebalance --include-down --apply', 'nova-reconcile compute_node rebalance --node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --apply --format json'],
+  async run(ctx, o) {
+    const nodes = Array.isArray(o['node']) ? parseUuidArguments(o['node'].map(String), '--node') : undefined;
+    const cellUuid = typeof o['cell'] === 'string' ? (parseUuidArguments([o['cell']], '--cell')[0] as string) : undefined;
+    const configured = ctx.loadConfig().reconcile.ironicRingMembers;
+    const ringMembers: RingMembers | undefined =
+      typeof o['ringMembers'] === 'string'
+        ? { hosts: parseHostList(o['ringMembers']), source: '--ring-members' }
+        : configured === undefined
+          ? undefined
+          : { hosts: configured, source: '[nova_reconcile] ironic_ring_members' };
+    const options = { includeDown: o['includeDown'] === true, ...(cellUuid === undefined ? {} : { cellUuid }), ...(nodes === undefined ? {} : { nodes }), ...(ringMembers === undefined ? {} : { ringMembers }) };
+    return runPlanCommand(ctx, o, async (d) => planRebalance(await readSnapshot(d, { placement: true }), options));
+  },
+};
