@@ -4,7 +4,9 @@ import { discoverHostsCommand } from '../commands/cell-v2-discover-hosts.js';
 import { listCellsCommand } from '../commands/cell-v2-list-cells.js';
 import { listHostsCommand } from '../commands/cell-v2-list-hosts.js';
 import { cleanupOrphansCommand } from '../commands/compute-node-cleanup-orphans.js';
+import { moveCommand } from '../commands/compute-node-move.js';
 import { rebalanceCommand } from '../commands/compute-node-rebalance.js';
+import { ironicComputeNodeMoveCommand } from '../commands/db-ironic-compute-node-move.js';
 import { cleanupProvidersCommand } from '../commands/placement-cleanup-providers.js';
 import { sandboxCreateCommand } from '../commands/sandbox-create.js';
 import { undoCommand } from '../commands/undo.js';
@@ -15,9 +17,11 @@ export const COMMANDS: readonly CommandSpec[] = [
   listHostsCommand,
   listCellsCommand,
   deleteHostCommand,
+  ironicComputeNodeMoveCommand,
   cleanupOrphansCommand,
   cleanupProvidersCommand,
   rebalanceCommand,
+  moveCommand,
   undoCommand,
   sandboxCreateCommand,
 ];

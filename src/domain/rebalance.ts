@@ -710,6 +710,9 @@ function checkNodeMove(
   if (node.hypervisorType !== 'ironic') return { kind: 'skip', reason: `it is a ${node.hypervisorType} node, not an ironic node` };
   if (node.host === null || node.hypervisorHostname === null) return { kind: 'skip', reason: 'it has no host or no hypervisor_hostname' };
   if (hostKey(node.host) === hostKey(dest.host)) return { kind: 'there' };
+  const clash = (ix.liveNodesByHypervisorHostname.get(node.hypervisorHostname.toLowerCase()) ?? []).find((n) => n !== node && n.cellUuid === node.cellUuid && hostKey(n.host) === hostKey(dest.host));
+  if (clash !== undefined)
+    return { kind: 'skip', reason: `destination ${dest.host ?? '-'} already has a live compute node for it (${clash.uuid ?? clash.id}): a duplicate`, suggestion: 'nova-reconcile compute_node rebalance' };
   const source = ix.liveComputeService.get(serviceKey(node.cellUuid, node.host));
   const health = serviceHealth(s, source);
   if (health === 'up') return { kind: 'skip', reason: `source service ${node.host} is up and not forced down`, suggestion: `openstack compute service set --down ${node.host} nova-compute` };

@@ -1,0 +1,52 @@
+// db ironic_compute_node_move: nova-manage master's command, in one transaction.
+import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
+import { ReconcileError } from '../errors.js';
+import { ironicComputeNodeMove } from '../operations/ironic-move.js';
+import { printJson, useDeployment } from './deployment.js';
+
+export const ironicComputeNodeMoveCommand: CommandSpec = {
+  path: ['db', 'ironic_compute_node_move'],
+  family: 'compatible',
+  summary: 'move an ironic compute node and its instance to another nova-compute service (nova-manage master compatible)',
+  description: [
+    'Checks, in nova-manage\'s order, that the destination is a nova-compute service that is not forced down, that the compute node ' +
+      'exists, that its source service (by compute_nodes.service_id) is forced down, and that at most one instance is on the node. ' +
+      "Then it sets the compute node's host and service_id to the destination's, and the instance's host. instances.node and the node " +
+      'uuid stay, so placement needs no change. It works on the cell database of [database] connection, as nova-manage does.',
+  ],
+  options: [
+    { flags: '--ironic-node-uuid <uuid>', description: 'the ironic node (compute node) uuid' },
+    { flags: '--destination-host <host>', description: 'the nova-compute service host that takes the node' },
+    { flags: '--journal <file>', description: 'write the journal of the change here (default: a timestamped file in [nova_reconcile] journal_dir)' },
+    FORMAT_OPTION,
+  ],
+  exitCodes: [
+    [0, 'the node was moved (nothing is printed)'],
+    [2, 'invalid usage'],
+    [255, 'a precondition failed ("An error has occurred:" and one line on stdout), or any other error'],
+  ],
+  differences: [
+    'The checks and the writes run in one transaction with row locks; nova-manage saves the node and the instance separately.',
+    'The node must be an ironic node.',
+    'Errors are one line after "An error has occurred:", with no traceback; the change is journaled (undo can revert it); --format json and --journal are additions.',
+  ],
+  examples: ['nova-reconcile db ironic_compute_node_move --ironic-node-uuid 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --destination-host ironic-compute-1'],
+  async run(ctx, o) {
+    const node = typeof o['ironicNodeUuid'] === 'string' ? o['ironicNodeUuid'] : undefined;
+    const dest = typeof o['destinationHost'] === 'string' ? o['destinationHost'] : undefined;
+    // nova/cmd/common.py validate_args: the action's own argument names, then exit 255.
+    const missing = [node === undefined ? 'ironic_node_uuid' : undefined, dest === undefined ? 'destination_host' : undefined].filter((m) => m !== undefined);
+    if (node === undefined || dest === undefined) throw new ReconcileError('input', `Missing arguments: ${missing.join(', ')}`);
+    const settings = ctx.loadConfig().reconcile;
+    const result = await useDeployment(ctx, (d) =>
+      ironicComputeNodeMove(d, node, dest, {
+        journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
+        journalDir: settings.journalDir,
+        lockTimeout: settings.lockTimeout,
+        onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
+      }),
+    );
+    if (o['format'] === 'json') printJson(ctx, { moved: true, node_uuid: result.nodeUuid, from_host: result.fromHost, to_host: result.toHost, instance_uuid: result.instanceUuid, journal: result.journalPath });
+    return 0;
+  },
+};

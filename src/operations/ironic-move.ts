@@ -1,0 +1,170 @@
+// Moving ironic compute nodes between nova-compute services.
+//
+// `db ironic_compute_node_move` is nova-manage master's command (§4), with
+// its preconditions checked in its order and its messages, but everything in
+// ONE transaction of the cell database that [database] connection names (the
+// un-targeted context Nova uses), with row locks, so nothing can change
+// between the checks and the writes. It also checks that the node is ironic.
+// The change is journaled like every applied change, so `undo` can revert it.
+//
+// `compute_node move` is the bulk form on the plan/apply engine: the planner
+// (domain/rebalance.ts planNodeMoves) checks every node, and each node moves
+// in its own transaction.
+import type { Knex } from 'knex';
+import { parseDbUrl } from '../config/db-url.js';
+import type { CellMapping, Deployment } from '../db/deployment.js';
+import { rehomeComputeNode } from '../db/cell/rebalance-writes.js';
+import { CasConflict, normaliseRow, type Row } from '../db/row-images.js';
+import { utcNowString } from '../db/time.js';
+import type { Change } from '../domain/plan.js';
+import { planNodeMoves, type NodeMoveOptions, type NodeMovePlan } from '../domain/rebalance.js';
+import { ReconcileError } from '../errors.js';
+import { deploymentIdentity, withApplyLock, type ApplyResult } from './apply-plan.js';
+import { defaultJournalPath, openJournal, type JournalWriter } from './journal.js';
+import { readSnapshot } from './read-snapshot.js';
+
+export const IRONIC_MOVE = 'db ironic_compute_node_move';
+
+export interface IronicMoveOptions {
+  readonly journalPath: string | undefined;
+  readonly journalDir: string;
+  readonly lockTimeout: number;
+  readonly onJournal?: (path: string) => void;
+}
+
+export interface IronicMoveResult {
+  readonly nodeUuid: string;
+  readonly fromHost: string;
+  readonly toHost: string;
+  readonly instanceUuid: string | null;
+  readonly journalPath: string;
+}
+
+/** nova-manage's messages (nova/exception.py and DbCommands.ironic_compute_node_move). */
+const fail = (message: string): ReconcileError => new ReconcileError('not-found', message);
+
+export async function ironicComputeNodeMove(d: Deployment, nodeUuid: string, destinationHost: string, options: IronicMoveOptions): Promise<IronicMoveResult> {
+  const cell = await localCell(d);
+  const db = await d.cell(cell);
+  const forUpdate = db.dialect === 'mysql';
+  return withApplyLock(d, options.lockTimeout, async () => {
+    const box: { journal?: JournalWriter } = {};
+    try {
+      const result = await db.knex.transaction(async (trx) => {
+        const lock = (q: Knex.QueryBuilder): Knex.QueryBuilder => (forUpdate ? q.forUpdate() : q);
+        const dest = await firstRow(lock(trx('services').select('*').where({ host: destinationHost, binary: 'nova-compute', deleted: 0 }).orderBy('id')));
+        if (dest === undefined) throw fail(`Compute host ${destinationHost} could not be found.`);
+        if (Number(dest['forced_down']) !== 0) throw fail('Destination compute is forced down!');
+        const cn = await firstRow(lock(trx('compute_nodes').select('*').where({ uuid: nodeUuid, deleted: 0 })));
+        if (cn === undefined) throw fail(`Compute host ${nodeUuid} could not be found.`);
+        if (cn['hypervisor_type'] !== 'ironic')
+          throw fail(`Compute node ${nodeUuid} is not an ironic node (hypervisor_type ${String(cn['hypervisor_type'])}); only ironic nodes can be moved this way.`);
+        const serviceId = cn['service_id'];
+        const source = serviceId === null ? undefined : await firstRow(lock(trx('services').select('*').where({ id: Number(serviceId), deleted: 0 })));
+        // Nova reads the service by compute_nodes.service_id, which Zed never sets: "Service None ...".
+        if (source === undefined) throw fail(`Service ${serviceId === null ? 'None' : String(serviceId)} could not be found.`);
+        if (Number(source['forced_down']) === 0) throw fail('Source service is not yet forced down!');
+        const instances = (await lock(trx('instances').select('*').where({ host: cn['host'] ?? '', node: cn['hypervisor_hostname'] ?? '', deleted: 0 }).orderBy('id'))).map(normaliseRow);
+        if (instances.length > 1)
+          throw fail('Found an ironic host with more than one instance! Please delete all Nova instances that do not match the instance uuid recorded on the Ironic node.');
+        const instance = instances[0];
+
+        const change: Change & { kind: 'rehome-compute-node' } = {
+          kind: 'rehome-compute-node',
+          target: { db: 'cell', cellUuid: cell.uuid },
+          id: Number(cn['id']),
+          uuid: String(cn['uuid']),
+          hypervisorHostname: String(cn['hypervisor_hostname']),
+          fromHost: String(cn['host']),
+          toHost: String(dest['host']),
+          toServiceId: Number(dest['id']),
+          forcedDownSourceServiceId: Number(source['id']),
+          instance: instance === undefined ? null : { id: Number(instance['id']), uuid: String(instance['uuid']), fromHost: String(instance['host']) },
+        };
+        let rows;
+        try {
+          rows = await rehomeComputeNode(trx, db.dialect, change, utcNowString());
+        } catch (err) {
+          if (err instanceof CasConflict) throw fail(`${err.message}; nothing was changed.`);
+          throw err;
+        }
+        // Journaled (and fsynced) before the transaction commits, as every applied change is.
+        const journal = openJournal(options.journalPath ?? defaultJournalPath(options.journalDir, IRONIC_MOVE, new Date()), {
+          type: 'header',
+          format: 'nova-reconcile-journal/1',
+          command: IRONIC_MOVE,
+          startedAt: utcNowString(),
+          deployment: await deploymentIdentity(d),
+        });
+        box.journal = journal;
+        options.onJournal?.(journal.path);
+        journal.append({ type: 'change', seq: 1, unit: `ironic-node-move:${cell.uuid}:${change.id}`, target: change.target, change, rows });
+        return { nodeUuid: change.uuid ?? nodeUuid, fromHost: change.fromHost, toHost: change.toHost, instanceUuid: change.instance?.uuid ?? null, journalPath: journal.path };
+      });
+      box.journal?.append({ type: 'commit', seq: 1 });
+      return result;
+    } finally {
+      box.journal?.close();
+    }
+  });
+}
+
+/** The cell whose database is [database] connection (compared by host, port and database name). */
+async function localCell(d: Deployment): Promise<CellMapping> {
+  const url = d.config.databaseConnection;
+  if (url === undefined || url === '')
+    throw new ReconcileError('config', 'no [database] connection is set: ironic_compute_node_move works on the cell database it names', {
+      hint: 'run it with the nova.conf of the cell that holds the node',
+    });
+  const local = parseDbUrl(url).display;
+  const cell = (await d.cellMappings()).find((m) => !m.isCell0 && m.databaseConnection !== null && displayOf(m.databaseConnection) === local);
+  if (cell === undefined)
+    throw new ReconcileError('config', `[database] connection (${local}) is not the database of any cell in cell_mappings`, {
+      hint: 'run it with the nova.conf of the cell that holds the node',
+    });
+  return cell;
+}
+
+function displayOf(url: string): string | undefined {
+  try {
+    return parseDbUrl(url).display;
+  } catch {
+    return undefined;
+  }
+}
+
+async function firstRow(q: PromiseLike<unknown>): Promise<Row | undefined> {
+  const rows = (await q) as Array<Record<string, unknown>>;
+  return rows[0] === undefined ? undefined : normaliseRow(rows[0]);
+}
+
+// ---------------------------------------------------------------------------
+// compute_node move
+
+export async function planComputeNodeMoves(d: Deployment, options: NodeMoveOptions): Promise<NodeMovePlan> {
+  return planNodeMoves(await readSnapshot(d, { placement: false }), options);
+}
+
+export interface MoveReport {
+  readonly nodes_moved: ReadonlyArray<{ readonly node_uuid: string; readonly from_host: string; readonly to_host: string }>;
+  readonly instances_moved: ReadonlyArray<{ readonly instance_uuid: string; readonly node_uuid: string; readonly from_host: string; readonly to_host: string }>;
+  readonly nodes_skipped: ReadonlyArray<{ readonly node_uuid: string; readonly host: string | null; readonly reason: string }>;
+}
+
+/** What moved and what did not (refused at planning, or skipped because the rows changed since). */
+export function moveReport(mp: NodeMovePlan, result: ApplyResult | undefined): MoveReport {
+  const applied = new Set(result?.outcomes.filter((o) => o.status === 'applied').map((o) => o.unit.id) ?? []);
+  const skippedAtApply = new Map((result?.outcomes ?? []).flatMap((o) => (o.status === 'skipped' ? [[o.unit.id, o.reason] as const] : [])));
+  const moved = mp.moves.filter((m) => applied.has(m.unitId));
+  return {
+    nodes_moved: moved.map((m) => ({ node_uuid: m.nodeUuid, from_host: m.fromHost, to_host: m.toHost })),
+    instances_moved: moved.flatMap((m) => (m.instanceUuid === null ? [] : [{ instance_uuid: m.instanceUuid, node_uuid: m.nodeUuid, from_host: m.fromHost, to_host: m.toHost }])),
+    nodes_skipped: [
+      ...mp.skipped.map((s) => ({ node_uuid: s.nodeUuid, host: s.host, reason: s.reason })),
+      ...mp.moves.flatMap((m) => {
+        const reason = skippedAtApply.get(m.unitId);
+        return reason === undefined ? [] : [{ node_uuid: m.nodeUuid, host: m.fromHost, reason: `changed since planning: ${reason}` }];
+      }),
+    ],
+  };
+}
