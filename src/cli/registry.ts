@@ -1,9 +1,11 @@
 // Every command, in the order --help and the man page list them.
+import { auditCommand } from '../commands/audit.js';
 import { deleteHostCommand } from '../commands/cell-v2-delete-host.js';
 import { discoverHostsCommand } from '../commands/cell-v2-discover-hosts.js';
 import { listCellsCommand } from '../commands/cell-v2-list-cells.js';
 import { listHostsCommand } from '../commands/cell-v2-list-hosts.js';
 import { cleanupOrphansCommand } from '../commands/compute-node-cleanup-orphans.js';
+import { computeNodeListCommand } from '../commands/compute-node-list.js';
 import { moveCommand } from '../commands/compute-node-move.js';
 import { rebalanceCommand } from '../commands/compute-node-rebalance.js';
 import { ironicComputeNodeMoveCommand } from '../commands/db-ironic-compute-node-move.js';
@@ -18,6 +20,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   listCellsCommand,
   deleteHostCommand,
   ironicComputeNodeMoveCommand,
+  auditCommand,
+  computeNodeListCommand,
   cleanupOrphansCommand,
   cleanupProvidersCommand,
   rebalanceCommand,

@@ -8,10 +8,12 @@
 // To add a scenario, write src/sandbox/scenarios/<name>.ts exporting a
 // Scenario and list it in SCENARIOS below.
 import type { Knex } from 'knex';
+import { deletedIronicNodeScenario } from './scenarios/deleted-ironic-node.js';
 import { emptyScenario } from './scenarios/empty.js';
 import { ironicFailoverRenamedScenario, ironicFailoverScenario } from './scenarios/ironic-failover.js';
 import { ironicHaScenario } from './scenarios/ironic-ha.js';
 import { libvirtScenario } from './scenarios/libvirt.js';
+import { staleProviderScenario } from './scenarios/stale-provider.js';
 
 export interface ScenarioDatabases {
   readonly api: Knex;
@@ -36,7 +38,15 @@ export interface Scenario {
   populate(dbs: ScenarioDatabases): Promise<void>;
 }
 
-export const SCENARIOS: readonly Scenario[] = Object.freeze([emptyScenario, ironicHaScenario, libvirtScenario, ironicFailoverScenario, ironicFailoverRenamedScenario]);
+export const SCENARIOS: readonly Scenario[] = Object.freeze([
+  emptyScenario,
+  ironicHaScenario,
+  libvirtScenario,
+  deletedIronicNodeScenario,
+  staleProviderScenario,
+  ironicFailoverScenario,
+  ironicFailoverRenamedScenario,
+]);
 
 export function findScenario(name: string): Scenario | undefined {
   return SCENARIOS.find((s) => s.name === name);

@@ -1,0 +1,68 @@
+// The audit's output: a table (kind, cell, object, summary, suggestion) or
+// one JSON document `{ "findings": [...], "counts": { kind: n } }`.
+import type { CellRec } from '../domain/model.js';
+import { countFindings, type Finding } from '../domain/audit.js';
+import { assertNever } from '../errors.js';
+import { renderTable } from './render-table.js';
+
+export function renderFindingsTable(findings: readonly Finding[], cells: readonly CellRec[]): string {
+  if (findings.length === 0) return 'No findings: the API, cell and placement databases agree.';
+  const names = cellNames(cells);
+  const rows = findings.map((f) => [f.kind, f.cellUuid === undefined ? null : (names.get(f.cellUuid) ?? f.cellUuid), subjectOf(f), f.summary, f.suggestion]);
+  const counts = Object.entries(countFindings(findings))
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${n} ${kind}`);
+  return `${renderTable(['kind', 'cell', 'object', 'summary', 'suggestion'], rows)}\n${findings.length} finding(s): ${counts.join(', ')}`;
+}
+
+export function findingsJson(findings: readonly Finding[], cells: readonly CellRec[]): unknown {
+  const names = cellNames(cells);
+  return {
+    findings: findings.map((f) => ({
+      kind: f.kind,
+      cell_uuid: f.cellUuid ?? null,
+      cell_name: f.cellUuid === undefined ? null : (names.get(f.cellUuid) ?? null),
+      summary: f.summary,
+      objects: f.objects,
+      suggestion: f.suggestion,
+    })),
+    counts: countFindings(findings),
+  };
+}
+
+function cellNames(cells: readonly CellRec[]): Map<string, string> {
+  return new Map(cells.filter((c) => c.name !== null && c.name !== '').map((c) => [c.uuid, c.name as string]));
+}
+
+/** The one object a row is about, for the table's "object" column. */
+function subjectOf(f: Finding): string {
+  const o = f.objects;
+  const text = (key: string): string => {
+    const v = o[key];
+    return v === undefined || v === null ? '-' : Array.isArray(v) ? v.join(',') : String(v);
+  };
+  switch (f.kind) {
+    case 'unmapped-service':
+    case 'unmapped-node':
+    case 'wrong-cell-mapping':
+    case 'stale-mapping':
+      return `host ${text('host')}`;
+    case 'orphan-node-service-deleted':
+    case 'orphan-node-ironic-deleted':
+    case 'suspect-orphan-node':
+    case 'node-without-provider':
+    case 'node-of-dead-service':
+      return `node ${o['node_uuid'] === null ? `id ${text('node_id')}` : text('node_uuid')}`;
+    case 'duplicate-compute-node':
+      return `node name ${text('hypervisor_hostname')}`;
+    case 'provider-without-node':
+    case 'provider-name-conflict':
+      return `provider ${text('provider_uuid')}`;
+    case 'stale-allocation':
+      return `consumer ${text('consumer_uuid')}`;
+    case 'allocation-on-other-node':
+      return `instance ${text('instance_uuid')}`;
+    default:
+      return assertNever(f.kind, 'finding kind');
+  }
+}

@@ -1,0 +1,68 @@
+// audit: the read-only report of every inconsistency; exit 0 clean, 3 findings.
+import { RECONCILE_EXIT } from '../cli/exit-codes.js';
+import { findingsJson, renderFindingsTable } from '../cli/render-findings.js';
+import { FORMAT_OPTION, type CommandContext, type CommandOptions, type CommandSpec } from '../cli/spec.js';
+import { FINDING_KINDS } from '../domain/audit.js';
+import { isUuid } from '../domain/ironic-nodes.js';
+import { ReconcileError } from '../errors.js';
+import { runAudit } from '../operations/audit.js';
+import { printJson, useDeployment } from './deployment.js';
+
+export const auditCommand: CommandSpec = {
+  path: ['audit'],
+  family: 'reconcile',
+  summary: 'report every inconsistency across the API, cell and placement databases (read-only)',
+  description: [
+    'Reads the API database, every cell and placement, and prints one finding per problem: its kind, the cell, the objects involved and the command that fixes it. ' +
+      'Nothing is changed. Every cell must be readable: an audit that skipped a cell would call its nodes missing.',
+    `Kinds: ${FINDING_KINDS.join(', ')}.`,
+    'Allocations on stale providers are classified in objects.class: evacuation-leftover, live-instance-on-node, active-migration or orphaned. ' +
+      'Ironic compute nodes whose ironic node is gone are only known with --ironic-nodes; without it, an ironic node last saved more than 24 hours ' +
+      "before its service's last heartbeat is listed as suspect-orphan-node (an idle node looks the same, so check before deleting).",
+  ],
+  options: [
+    { flags: '--cell <uuid>', description: "only report this cell's findings (every cell is still read)" },
+    { flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' },
+    { flags: '--verbose', description: 'print progress on stderr (also when stderr is a terminal)' },
+    { ...FORMAT_OPTION, description: 'output format: table, or json (one document on stdout)' },
+  ],
+  exitCodes: [
+    [0, 'clean: no findings'],
+    [3, 'findings were reported; nothing changed'],
+    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable'],
+    [127, 'invalid usage or input: a malformed --cell uuid, an unknown cell, an unreadable or malformed --ironic-nodes file'],
+    [255, 'unexpected internal error'],
+  ],
+  examples: [
+    'nova-reconcile audit',
+    'openstack baremetal node list -f json > nodes.json && nova-reconcile audit --ironic-nodes nodes.json --format json',
+  ],
+  async run(ctx, o) {
+    const cellUuid = cellUuidOption(o);
+    const ironicNodesFile = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
+    const progress = progressReporter(ctx, o['verbose'] === true);
+    const result = await useDeployment(ctx, (d) =>
+      runAudit(d, {
+        ...(cellUuid === undefined ? {} : { cellUuid }),
+        ...(ironicNodesFile === undefined ? {} : { ironicNodesFile }),
+        ...(progress === undefined ? {} : { progress }),
+      }),
+    );
+    if (o['format'] === 'json') printJson(ctx, findingsJson(result.findings, result.cells));
+    else ctx.stdout.write(renderFindingsTable(result.findings, result.cells) + '\n');
+    return result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
+  },
+};
+
+/** --cell, checked for the uuid form before anything is read. */
+export function cellUuidOption(o: CommandOptions): string | undefined {
+  const value = o['cell'];
+  if (typeof value !== 'string') return undefined;
+  if (!isUuid(value)) throw new ReconcileError('usage', `--cell ${JSON.stringify(value)} is not a cell uuid`, { hint: 'run `nova-reconcile cell_v2 list_cells` to see the cells' });
+  return value.toLowerCase();
+}
+
+/** Progress lines on stderr for long reads: on a terminal, or when asked for. */
+export function progressReporter(ctx: CommandContext, verbose: boolean): ((line: string) => void) | undefined {
+  return ctx.stderrIsTty || verbose ? (line) => ctx.stderr.write(line + '\n') : undefined;
+}

@@ -1,0 +1,25 @@
+// The API tables of a Snapshot. cell_mappings come through the Deployment
+// (which renders their URL templates); host_mappings are read here whole, in
+// keyset pages, each with the uuid of its cell.
+import type { Knex } from 'knex';
+import type { HostMappingRec } from '../../domain/model.js';
+import { readByKeyset } from '../placement/keyset.js';
+
+interface HostMappingRow {
+  readonly id: number;
+  readonly host: string;
+  readonly cell_uuid: string;
+}
+
+export async function readHostMappings(db: Knex): Promise<HostMappingRec[]> {
+  return readByKeyset(
+    async (afterId, limit) =>
+      (await db('host_mappings as hm')
+        .join('cell_mappings as cm', 'cm.id', 'hm.cell_id')
+        .select('hm.id as id', 'hm.host as host', 'cm.uuid as cell_uuid')
+        .where('hm.id', '>', afterId)
+        .orderBy('hm.id')
+        .limit(limit)) as HostMappingRow[],
+    (r) => ({ id: Number(r.id), host: r.host, cellUuid: r.cell_uuid }),
+  );
+}

@@ -1,0 +1,163 @@
+// The cell tables of a Snapshot, read whole and in keyset pages: one
+// statement per 5,000 rows and table, never one per host or node. Nova's
+// soft-delete convention decides what is live (deleted = 0); rows whose
+// `deleted` is NULL are invisible to Nova (§8.1) and skipped here too.
+import type { Knex } from 'knex';
+import type { ComputeNodeRec, InstanceRec, MigrationRec, ServiceRec } from '../../domain/model.js';
+import { FINAL_MIGRATION_STATES } from '../../domain/model.js';
+import { readByKeyset } from '../placement/keyset.js';
+
+type Value = string | number | null;
+
+interface ServiceRow {
+  readonly id: number;
+  readonly uuid: string | null;
+  readonly host: string | null;
+  readonly binary: string;
+  readonly disabled: Value;
+  readonly forced_down: Value;
+  readonly last_seen_up: string | null;
+  readonly created_at: string | null;
+  readonly updated_at: string | null;
+  readonly deleted: Value;
+}
+
+/** Every service, soft-deleted ones included, so "service deleted" can be told from "never existed". */
+export async function readServices(db: Knex, cellUuid: string): Promise<ServiceRec[]> {
+  return readByKeyset(
+    async (afterId, limit) =>
+      (await db('services')
+        .select('id', 'uuid', 'host', 'binary', 'disabled', 'forced_down', 'last_seen_up', 'created_at', 'updated_at', 'deleted')
+        .whereNotNull('deleted')
+        .andWhere('id', '>', afterId)
+        .orderBy('id')
+        .limit(limit)) as ServiceRow[],
+    (r) => ({
+      cellUuid,
+      id: Number(r.id),
+      uuid: r.uuid,
+      host: r.host,
+      binary: r.binary,
+      disabled: flag(r.disabled),
+      forcedDown: flag(r.forced_down),
+      lastSeenUp: r.last_seen_up,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      deleted: Number(r.deleted) !== 0,
+    }),
+  );
+}
+
+interface ComputeNodeRow {
+  readonly id: number;
+  readonly uuid: string | null;
+  readonly host: string | null;
+  readonly hypervisor_hostname: string | null;
+  readonly hypervisor_type: string;
+  readonly service_id: Value;
+  readonly mapped: Value;
+  readonly created_at: string | null;
+  readonly updated_at: string | null;
+  readonly deleted: Value;
+}
+
+/**
+ * Live compute nodes and soft-deleted ones: a stale provider is recognised by
+ * carrying the uuid of a deleted node, and Nova restores such rows by uuid.
+ */
+export async function readComputeNodes(db: Knex, cellUuid: string): Promise<ComputeNodeRec[]> {
+  return readByKeyset(
+    async (afterId, limit) =>
+      (await db('compute_nodes')
+        .select('id', 'uuid', 'host', 'hypervisor_hostname', 'hypervisor_type', 'service_id', 'mapped', 'created_at', 'updated_at', 'deleted')
+        .whereNotNull('deleted')
+        .andWhere('id', '>', afterId)
+        .orderBy('id')
+        .limit(limit)) as ComputeNodeRow[],
+    (r) => ({
+      cellUuid,
+      id: Number(r.id),
+      uuid: r.uuid,
+      host: r.host,
+      hypervisorHostname: r.hypervisor_hostname,
+      hypervisorType: r.hypervisor_type,
+      serviceId: nullableNumber(r.service_id),
+      mapped: nullableNumber(r.mapped),
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      deleted: Number(r.deleted) !== 0,
+    }),
+  );
+}
+
+interface InstanceRow {
+  readonly id: number;
+  readonly uuid: string;
+  readonly host: string | null;
+  readonly node: string | null;
+  readonly vm_state: string | null;
+  readonly task_state: string | null;
+}
+
+/** Live instances (any vm_state: a DB-deleted instance is not vm_state 'soft-delete', §8.1). */
+export async function readLiveInstances(db: Knex, cellUuid: string): Promise<InstanceRec[]> {
+  return readByKeyset(
+    async (afterId, limit) =>
+      (await db('instances')
+        .select('id', 'uuid', 'host', 'node', 'vm_state', 'task_state')
+        .where('deleted', 0)
+        .andWhere('id', '>', afterId)
+        .orderBy('id')
+        .limit(limit)) as InstanceRow[],
+    (r) => ({ cellUuid, id: Number(r.id), uuid: r.uuid, host: r.host, node: r.node, vmState: r.vm_state, taskState: r.task_state }),
+  );
+}
+
+interface MigrationRow {
+  readonly id: number;
+  readonly uuid: string | null;
+  readonly instance_uuid: string | null;
+  readonly source_compute: string | null;
+  readonly dest_compute: string | null;
+  readonly source_node: string | null;
+  readonly dest_node: string | null;
+  readonly status: string | null;
+  readonly migration_type: string | null;
+}
+
+/**
+ * Live migrations whose status is not final, as nova's placement audit lists
+ * them (§3.1). NOT IN drops a NULL status, as it does in nova's query.
+ */
+export async function readActiveMigrations(db: Knex, cellUuid: string): Promise<MigrationRec[]> {
+  return readByKeyset(
+    async (afterId, limit) =>
+      (await db('migrations')
+        .select('id', 'uuid', 'instance_uuid', 'source_compute', 'dest_compute', 'source_node', 'dest_node', 'status', 'migration_type')
+        .where('deleted', 0)
+        .whereNotIn('status', [...FINAL_MIGRATION_STATES])
+        .andWhere('id', '>', afterId)
+        .orderBy('id')
+        .limit(limit)) as MigrationRow[],
+    (r) => ({
+      cellUuid,
+      id: Number(r.id),
+      uuid: r.uuid,
+      instanceUuid: r.instance_uuid,
+      sourceCompute: r.source_compute,
+      destCompute: r.dest_compute,
+      sourceNode: r.source_node,
+      destNode: r.dest_node,
+      status: r.status,
+      migrationType: r.migration_type,
+    }),
+  );
+}
+
+function flag(value: Value): boolean {
+  return value !== null && Number(value) !== 0;
+}
+
+function nullableNumber(value: Value): number | null {
+  return value === null ? null : Number(value);
+}

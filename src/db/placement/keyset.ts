@@ -1,0 +1,29 @@
+// Keyset pagination for reading whole tables in bounded statements:
+// `WHERE id > ? ORDER BY id LIMIT n`, repeated until a short page. Each page
+// is mapped to plain records at once, so driver rows never pile up, and no
+// statement ever scans past what it returns (unlike OFFSET paging). Used by
+// the snapshot reads of every database.
+
+/** Rows per statement: 30,000 compute nodes take six round trips. */
+export const KEYSET_BATCH = 5000;
+
+/**
+ * Read every row that `page` selects, one page at a time. `page` must filter
+ * on `id > afterId`, order by id and apply the limit; the first page starts
+ * below every id (placement's VCPU class has id 0).
+ */
+export async function readByKeyset<R extends { readonly id: unknown }, T>(
+  page: (afterId: number, limit: number) => Promise<readonly R[]>,
+  toRecord: (row: R) => T,
+  batchSize: number = KEYSET_BATCH,
+): Promise<T[]> {
+  const out: T[] = [];
+  let afterId = -1;
+  for (;;) {
+    const rows = await page(afterId, batchSize);
+    for (const row of rows) out.push(toRecord(row));
+    const last = rows[rows.length - 1];
+    if (rows.length < batchSize || last === undefined) return out;
+    afterId = Number(last.id);
+  }
+}

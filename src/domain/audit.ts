@@ -1,0 +1,630 @@
+// The read-only audit: every inconsistency between the API, cell and
+// placement databases, one finding per problem, each with the objects
+// involved and the command that fixes it. Orphan nodes and stale providers
+// are recognised by the very predicates the cleanups plan with
+// (orphan-nodes.ts, stale-providers.ts), so the audit never reports what a
+// cleanup would not touch, nor the other way round.
+//
+// The audit needs a snapshot of every cell: a provider or a host mapping
+// whose node lives in an unread cell would look stale. Scoping to one cell
+// (AuditOptions.cellUuid) filters the findings, not the reading.
+import type { AllocationRec, ComputeNodeRec, HostMappingRec, InstanceRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
+import { FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
+import { isServiceUp, parseNaiveUtc } from './liveness.js';
+import { orphanReason } from './orphan-nodes.js';
+import { isStaleComputeProvider } from './stale-providers.js';
+import { hostKey, indexSnapshot, nodeKey, serviceKey, type SnapshotIndex } from './snapshot-index.js';
+
+/** Every kind, in the order findings are listed. */
+export const FINDING_KINDS = [
+  'unmapped-service',
+  'unmapped-node',
+  'wrong-cell-mapping',
+  'stale-mapping',
+  'orphan-node-service-deleted',
+  'orphan-node-ironic-deleted',
+  'suspect-orphan-node',
+  'duplicate-compute-node',
+  'node-without-provider',
+  'provider-without-node',
+  'provider-name-conflict',
+  'stale-allocation',
+  'allocation-on-other-node',
+  'node-of-dead-service',
+] as const;
+
+export type FindingKind = (typeof FINDING_KINDS)[number];
+
+/** How the allocations of one consumer on a stale provider came to be there. */
+export type StaleAllocationClass = 'evacuation-leftover' | 'live-instance-on-node' | 'active-migration' | 'orphaned';
+
+export type FindingValue = string | number | boolean | null | readonly string[];
+
+export interface Finding {
+  readonly kind: FindingKind;
+  /** The cell the problem is in; absent for placement-only problems with no known cell. */
+  readonly cellUuid?: string;
+  /** One line. */
+  readonly summary: string;
+  /** Ids, uuids and hosts involved (snake_case keys, as printed in JSON). */
+  readonly objects: Readonly<Record<string, FindingValue>>;
+  /** The command to run (or the step to take) next. */
+  readonly suggestion: string;
+}
+
+/**
+ * Seconds by which an ironic node's last save may trail its service's last
+ * heartbeat before it is listed as a suspect. An idle ironic node is not
+ * re-saved (nova-behaviour §5.4), so this is a hint to check ironic, never
+ * a reason to delete.
+ */
+export const SUSPECT_ORPHAN_AGE = 24 * 60 * 60;
+
+export interface AuditOptions {
+  /** Only report findings of this cell. */
+  readonly cellUuid?: string;
+  /** The --ironic-nodes file as given, quoted in suggestions. */
+  readonly ironicNodesFile?: string;
+  readonly suspectOrphanAge?: number;
+}
+
+interface Audit {
+  readonly s: Snapshot;
+  readonly ix: SnapshotIndex;
+  readonly options: AuditOptions;
+  /** Live nodes that are orphans (their other problems are the orphan cleanup's). */
+  readonly orphans: Set<ComputeNodeRec>;
+  readonly out: Finding[];
+}
+
+export function auditSnapshot(snapshot: Snapshot, options: AuditOptions = {}): Finding[] {
+  const a: Audit = { s: snapshot, ix: indexSnapshot(snapshot), options, orphans: new Set(), out: [] };
+  findMappingProblems(a);
+  findOrphanNodes(a);
+  findDuplicateNodes(a);
+  if (snapshot.placement !== undefined) {
+    findNodesWithoutProvider(a);
+    findStaleProviders(a);
+    findNameConflicts(a);
+    findMisplacedAllocations(a);
+  }
+  findNodesOfDeadServices(a);
+  const scoped = options.cellUuid === undefined ? a.out : a.out.filter((f) => f.cellUuid === options.cellUuid);
+  return sortFindings(scoped, snapshot.cells.map((c) => c.uuid));
+}
+
+/** Findings per kind, every kind present (0 when clean). */
+export function countFindings(findings: readonly Finding[]): Record<FindingKind, number> {
+  const counts = Object.fromEntries(FINDING_KINDS.map((k) => [k, 0])) as Record<FindingKind, number>;
+  for (const f of findings) counts[f.kind] += 1;
+  return counts;
+}
+
+/** By kind (FINDING_KINDS order), then cell (cell_mappings order; no cell last), then summary. */
+function sortFindings(findings: readonly Finding[], cellOrder: readonly string[]): Finding[] {
+  const kindRank = new Map<FindingKind, number>(FINDING_KINDS.map((k, i) => [k, i]));
+  const cellRank = (f: Finding): number => {
+    const i = f.cellUuid === undefined ? -1 : cellOrder.indexOf(f.cellUuid);
+    return i < 0 ? cellOrder.length : i;
+  };
+  return [...findings].sort(
+    (x, y) => (kindRank.get(x.kind) ?? 0) - (kindRank.get(y.kind) ?? 0) || cellRank(x) - cellRank(y) || compare(x.cellUuid ?? '', y.cellUuid ?? '') || compare(x.summary, y.summary),
+  );
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function add(a: Audit, finding: Finding): void {
+  a.out.push(finding);
+}
+
+function cellOf(cellUuid: string | undefined): { cellUuid?: string } {
+  return cellUuid === undefined ? {} : { cellUuid };
+}
+
+function nodeLabel(n: ComputeNodeRec): string {
+  // An ironic node's hypervisor_hostname is its uuid: say it once.
+  const name = n.hypervisorHostname === null || n.hypervisorHostname === n.uuid ? '' : ` (${n.hypervisorHostname})`;
+  return `compute node ${n.uuid ?? `id ${n.id}`}${name} on host ${n.host ?? '-'}`;
+}
+
+function nodeObjects(n: ComputeNodeRec): Record<string, FindingValue> {
+  return { node_id: n.id, node_uuid: n.uuid, host: n.host, hypervisor_hostname: n.hypervisorHostname, hypervisor_type: n.hypervisorType };
+}
+
+function instancesOn(a: Audit, n: ComputeNodeRec): readonly InstanceRec[] {
+  return a.ix.instancesOnNode.get(nodeKey(n.cellUuid, n.host, n.hypervisorHostname)) ?? [];
+}
+
+/** A host name as a shell word: quoted only when it needs to be. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+function liveComputeServices(s: Snapshot): ServiceRec[] {
+  return s.services.filter((svc) => !svc.deleted && svc.binary === 'nova-compute' && svc.host !== null);
+}
+
+// ---------------------------------------------------------------------------
+// Host mappings. Hosts compare as the API column's collation compares them:
+// case- and trailing-space-insensitive.
+
+function findMappingProblems(a: Audit): void {
+  const mappingByHost = new Map<string, HostMappingRec>();
+  for (const m of a.s.hostMappings) {
+    const key = hostKey(m.host);
+    if (!mappingByHost.has(key)) mappingByHost.set(key, m);
+  }
+  // The cells that hold each host (a live nova-compute service or a live node there); almost always one.
+  const holders = new Map<string, string[]>();
+  const hold = (key: string, cellUuid: string): void => {
+    const cells = holders.get(key);
+    if (cells === undefined) holders.set(key, [cellUuid]);
+    else if (!cells.includes(cellUuid)) cells.push(cellUuid);
+  };
+  const services = liveComputeServices(a.s);
+  const serviceKeys = services.map((svc) => hostKey(svc.host));
+  services.forEach((svc, i) => hold(serviceKeys[i] as string, svc.cellUuid));
+  for (const n of a.ix.liveNodes) if (n.host !== null) hold(hostKey(n.host), n.cellUuid);
+
+  for (const [i, svc] of services.entries()) {
+    if (mappingByHost.has(serviceKeys[i] as string)) continue;
+    add(a, {
+      kind: 'unmapped-service',
+      cellUuid: svc.cellUuid,
+      summary: `nova-compute service on host ${svc.host ?? '-'} has no host mapping: the scheduler cannot place servers on it`,
+      objects: { host: svc.host, service_id: svc.id, service_uuid: svc.uuid },
+      suggestion: `nova-reconcile cell_v2 discover_hosts --by-service --cell_uuid ${svc.cellUuid}`,
+    });
+  }
+
+  // A host with a live service is reported once, above; its nodes are the same problem.
+  const unmappedNodeHosts = new Map<string, ComputeNodeRec[]>();
+  for (const n of a.ix.liveNodes) {
+    if (n.host === null || mappingByHost.has(hostKey(n.host))) continue;
+    if (a.ix.liveComputeService.has(serviceKey(n.cellUuid, n.host))) continue;
+    push(unmappedNodeHosts, serviceKey(n.cellUuid, n.host), n);
+  }
+  for (const nodes of unmappedNodeHosts.values()) {
+    const n = nodes[0] as ComputeNodeRec;
+    add(a, {
+      kind: 'unmapped-node',
+      cellUuid: n.cellUuid,
+      summary: `host ${n.host ?? '-'} has ${nodes.length} live compute node(s) but no host mapping`,
+      objects: { host: n.host, node_uuids: nodes.map((x) => x.uuid ?? `id ${x.id}`) },
+      suggestion: `nova-reconcile cell_v2 discover_hosts --cell_uuid ${n.cellUuid}`,
+    });
+  }
+
+  for (const [key, cells] of holders) {
+    const m = mappingByHost.get(key);
+    // A host held by the cell it is mapped to is fine, even if another cell also claims it.
+    if (m === undefined || cells.includes(m.cellUuid)) continue;
+    for (const cellUuid of cells) {
+      add(a, {
+        kind: 'wrong-cell-mapping',
+        cellUuid,
+        summary: `host ${m.host} is in cell ${cellUuid} but mapped to cell ${m.cellUuid}: discover_hosts never re-points it`,
+        objects: { host: m.host, mapping_id: m.id, mapped_cell_uuid: m.cellUuid },
+        suggestion: `nova-reconcile cell_v2 delete_host --cell_uuid ${m.cellUuid} --host ${shellWord(m.host)} && nova-reconcile cell_v2 discover_hosts --by-service --cell_uuid ${cellUuid}`,
+      });
+    }
+  }
+
+  for (const m of a.s.hostMappings) {
+    if (holders.has(hostKey(m.host))) continue;
+    add(a, {
+      kind: 'stale-mapping',
+      cellUuid: m.cellUuid,
+      summary: `host mapping of ${m.host} has no live nova-compute service and no live compute node in any cell`,
+      objects: { host: m.host, mapping_id: m.id },
+      suggestion: `nova-reconcile cell_v2 delete_host --cell_uuid ${m.cellUuid} --host ${shellWord(m.host)}`,
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Orphan compute nodes (seed bug 2013).
+
+function findOrphanNodes(a: Audit): void {
+  const suspectAge = a.options.suspectOrphanAge ?? SUSPECT_ORPHAN_AGE;
+  const file = a.options.ironicNodesFile ?? 'FILE';
+  for (const n of a.ix.liveNodes) {
+    const reason = orphanReason(a.ix, n);
+    if (reason !== undefined) {
+      a.orphans.add(n);
+      const instances = instancesOn(a, n);
+      const blocked = instances.length > 0;
+      const withInstances = blocked ? `; live instance(s) ${instances.map((i) => i.uuid).join(', ')} must move first` : '';
+      const service = a.ix.liveComputeService.get(serviceKey(n.cellUuid, n.host));
+      if (service === undefined) {
+        const deleted = a.ix.deletedComputeService.get(serviceKey(n.cellUuid, n.host));
+        add(a, {
+          kind: 'orphan-node-service-deleted',
+          cellUuid: n.cellUuid,
+          summary: `${nodeLabel(n)} is an orphan: ${reason}${withInstances}`,
+          objects: { ...nodeObjects(n), service: deleted === undefined ? 'missing' : 'deleted', service_id: deleted?.id ?? null, instances: instances.length },
+          suggestion: blocked ? 'nova-reconcile compute_node rebalance' : 'nova-reconcile compute_node cleanup_orphans',
+        });
+      } else {
+        add(a, {
+          kind: 'orphan-node-ironic-deleted',
+          cellUuid: n.cellUuid,
+          summary: `${nodeLabel(n)} is an orphan: ${reason}, though its service still heartbeats${withInstances}`,
+          objects: { ...nodeObjects(n), service_id: service.id, instances: instances.length },
+          suggestion: blocked ? 'nova-reconcile compute_node rebalance' : `nova-reconcile compute_node cleanup_orphans --ironic-nodes ${shellWord(file)}`,
+        });
+      }
+      continue;
+    }
+    if (n.hypervisorType !== 'ironic' || a.ix.ironicNodeUuids !== undefined) continue;
+    const service = a.ix.liveComputeService.get(serviceKey(n.cellUuid, n.host));
+    const beat = parseNaiveUtc(service?.lastSeenUp);
+    const saved = parseNaiveUtc(n.updatedAt ?? n.createdAt);
+    if (service === undefined || beat === undefined || saved === undefined || beat - saved <= suspectAge * 1000) continue;
+    const instances = instancesOn(a, n);
+    add(a, {
+      kind: 'suspect-orphan-node',
+      cellUuid: n.cellUuid,
+      summary: `ironic ${nodeLabel(n)} was last saved ${describeAge((beat - saved) / 1000)} before its service's last heartbeat: its ironic node may be gone (an idle node looks the same)`,
+      objects: { ...nodeObjects(n), node_updated_at: n.updatedAt ?? n.createdAt, service_last_seen_up: service.lastSeenUp, instances: instances.length },
+      suggestion: 'openstack baremetal node list -f json > nodes.json && nova-reconcile audit --ironic-nodes nodes.json',
+    });
+  }
+}
+
+function describeAge(seconds: number): string {
+  const hours = seconds / 3600;
+  return hours >= 48 ? `${Math.round(hours / 24)} days` : `${Math.round(hours)} hours`;
+}
+
+// ---------------------------------------------------------------------------
+// Duplicate live compute nodes for one hypervisor_hostname in a cell: after an
+// ironic rebalance that raced (bug 1853009) two hosts claim one ironic node.
+
+function findDuplicateNodes(a: Audit): void {
+  const groups = new Map<string, ComputeNodeRec[]>();
+  for (const n of a.ix.liveNodes) {
+    if (n.hypervisorHostname === null) continue;
+    push(groups, `${n.cellUuid}|${n.hypervisorHostname.toLowerCase()}`, n);
+  }
+  for (const nodes of groups.values()) {
+    if (nodes.length < 2) continue;
+    const sorted = [...nodes].sort((x, y) => x.id - y.id);
+    const first = sorted[0] as ComputeNodeRec;
+    add(a, {
+      kind: 'duplicate-compute-node',
+      cellUuid: first.cellUuid,
+      summary: `${sorted.length} live compute nodes claim ${first.hypervisorHostname ?? '-'} (hosts ${sorted.map((n) => n.host ?? '-').join(', ')})`,
+      objects: {
+        hypervisor_hostname: first.hypervisorHostname,
+        node_uuids: sorted.map((n) => n.uuid ?? `id ${n.id}`),
+        hosts: sorted.map((n) => n.host ?? '-'),
+      },
+      suggestion: 'nova-reconcile compute_node rebalance',
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Placement.
+
+function findNodesWithoutProvider(a: Audit): void {
+  for (const n of a.ix.liveNodes) {
+    // An orphan's missing provider is part of the orphan finding.
+    if (a.orphans.has(n)) continue;
+    if (n.uuid !== null && a.ix.providerByUuid.has(n.uuid)) continue;
+    const holder = n.hypervisorHostname === null ? undefined : a.ix.providerByName.get(n.hypervisorHostname.toLowerCase());
+    const blocker = holder !== undefined && holder.uuid !== n.uuid ? holder : undefined;
+    add(a, {
+      kind: 'node-without-provider',
+      cellUuid: n.cellUuid,
+      summary:
+        blocker === undefined
+          ? `${nodeLabel(n)} has no resource provider: the scheduler cannot use it`
+          : `${nodeLabel(n)} has no resource provider: provider ${blocker.uuid} holds its name (409 on create)`,
+      objects: { ...nodeObjects(n), blocking_provider_uuid: blocker?.uuid ?? null },
+      suggestion:
+        blocker === undefined
+          ? `restart nova-compute on ${n.host ?? '-'}: it creates the provider in its next update_available_resource`
+          : 'nova-reconcile placement cleanup_providers',
+    });
+  }
+}
+
+/** The provider and its descendants. */
+function providerTree(ix: SnapshotIndex, root: ProviderRec): ProviderRec[] {
+  const out: ProviderRec[] = [];
+  const stack = [root];
+  const seen = new Set<number>();
+  while (stack.length > 0) {
+    const rp = stack.pop() as ProviderRec;
+    if (seen.has(rp.id)) continue;
+    seen.add(rp.id);
+    out.push(rp);
+    stack.push(...(ix.childrenOf.get(rp.id) ?? []));
+  }
+  return out;
+}
+
+function findStaleProviders(a: Audit): void {
+  for (const rp of a.s.placement?.providers ?? []) {
+    if (!isStaleComputeProvider(a.ix, rp)) continue;
+    const deleted = a.ix.deletedNodeByUuid.get(rp.uuid);
+    const tree = providerTree(a.ix, rp);
+    const allocations = tree.flatMap((p) => a.ix.allocationsOnProvider.get(p.id) ?? []);
+    const consumers = [...new Set(allocations.map((x) => x.consumerUuid))].sort();
+    const why = deleted === undefined ? 'it carries COMPUTE_NODE but no compute node has its uuid' : `its compute node (id ${deleted.id}, host ${deleted.host ?? '-'}) was deleted`;
+    add(a, {
+      kind: 'provider-without-node',
+      ...cellOf(deleted?.cellUuid),
+      summary: `resource provider ${rp.uuid} (${rp.name ?? '-'}) has no live compute node: ${why}${consumers.length > 0 ? `; ${consumers.length} consumer(s) still hold allocations on it` : ''}`,
+      objects: {
+        provider_id: rp.id,
+        provider_uuid: rp.uuid,
+        provider_name: rp.name,
+        deleted_node_id: deleted?.id ?? null,
+        host: deleted?.host ?? null,
+        children: tree.length - 1,
+        consumers: consumers.length,
+      },
+      suggestion: 'nova-reconcile placement cleanup_providers',
+    });
+    findStaleAllocations(a, rp, deleted, tree);
+  }
+}
+
+function findStaleAllocations(a: Audit, root: ProviderRec, owner: ComputeNodeRec | undefined, tree: readonly ProviderRec[]): void {
+  const byConsumer = new Map<string, AllocationRec[]>();
+  for (const p of tree) for (const x of a.ix.allocationsOnProvider.get(p.id) ?? []) push(byConsumer, x.consumerUuid, x);
+  const treeIds = new Set(tree.map((p) => p.id));
+  // The live node re-created on the same host under the same name (a new uuid), if any.
+  const successor =
+    owner === undefined || owner.hypervisorHostname === null
+      ? undefined
+      : (a.ix.liveNodesByHypervisorHostname.get(owner.hypervisorHostname.toLowerCase()) ?? []).find(
+          (n) => n.cellUuid === owner.cellUuid && hostKey(n.host) === hostKey(owner.host) && n.hypervisorHostname === owner.hypervisorHostname,
+        );
+  for (const [consumerUuid, allocations] of byConsumer) {
+    const instance = a.ix.instanceByUuid.get(consumerUuid);
+    const cls = classifyStaleConsumer(a.ix, consumerUuid, instance, root, owner);
+    const elsewhere = (a.ix.allocationsOfConsumer.get(consumerUuid) ?? []).filter((x) => !treeIds.has(x.providerId));
+    add(a, {
+      kind: 'stale-allocation',
+      ...cellOf(owner?.cellUuid ?? instance?.cellUuid),
+      summary: `${describeConsumer(cls, consumerUuid, instance)} holds ${formatResources(allocations)} on stale provider ${root.uuid} (${root.name ?? '-'})`,
+      objects: {
+        class: cls,
+        consumer_uuid: consumerUuid,
+        provider_id: root.id,
+        provider_uuid: root.uuid,
+        resources: formatResources(allocations),
+        instance_host: instance?.host ?? null,
+        instance_node: instance?.node ?? null,
+        allocations_elsewhere: elsewhere.length,
+        live_node_uuid: cls === 'live-instance-on-node' ? (successor?.uuid ?? null) : null,
+      },
+      suggestion: suggestForStaleAllocation(cls, consumerUuid, successor, a.ix),
+    });
+  }
+}
+
+function classifyStaleConsumer(
+  ix: SnapshotIndex,
+  consumerUuid: string,
+  instance: InstanceRec | undefined,
+  root: ProviderRec,
+  owner: ComputeNodeRec | undefined,
+): StaleAllocationClass {
+  if (instance !== undefined) {
+    // Same test as the provider cleanup (provider-removal.ts); without the
+    // deleted node's row, the provider's name is the node's hypervisor_hostname.
+    const onThisNode =
+      owner !== undefined
+        ? instance.cellUuid === owner.cellUuid && hostKey(instance.host) === hostKey(owner.host) && instance.node === owner.hypervisorHostname
+        : instance.node !== null && root.name !== null && instance.node.toLowerCase() === root.name.toLowerCase();
+    return onThisNode ? 'live-instance-on-node' : 'evacuation-leftover';
+  }
+  return ix.activeMigrationUuids.has(consumerUuid) ? 'active-migration' : 'orphaned';
+}
+
+function describeConsumer(cls: StaleAllocationClass, consumerUuid: string, instance: InstanceRec | undefined): string {
+  switch (cls) {
+    case 'evacuation-leftover':
+      return `live instance ${consumerUuid}, now on ${instance?.host ?? '-'},`;
+    case 'live-instance-on-node':
+      return `live instance ${consumerUuid} on this node (${instance?.host ?? '-'})`;
+    case 'active-migration':
+      return `active migration ${consumerUuid}`;
+    case 'orphaned':
+      return `orphaned consumer ${consumerUuid} (neither an instance nor an active migration)`;
+  }
+}
+
+function suggestForStaleAllocation(cls: StaleAllocationClass, consumerUuid: string, successor: ComputeNodeRec | undefined, ix: SnapshotIndex): string {
+  switch (cls) {
+    case 'evacuation-leftover':
+    case 'orphaned':
+      return 'nova-reconcile placement cleanup_providers';
+    case 'live-instance-on-node':
+      // A node re-created under a new uuid gets the old provider (and this allocation) re-keyed to it.
+      return successor?.uuid !== undefined && successor.uuid !== null && !ix.providerByUuid.has(successor.uuid)
+        ? 'nova-reconcile placement cleanup_providers'
+        : 'nova-reconcile compute_node rebalance';
+    case 'active-migration':
+      return `let migration ${consumerUuid} finish (or confirm/revert it), then nova-reconcile placement cleanup_providers`;
+  }
+}
+
+function formatResources(allocations: readonly AllocationRec[]): string {
+  const sums = new Map<string, number>();
+  for (const x of allocations) sums.set(x.resourceClass, (sums.get(x.resourceClass) ?? 0) + x.used);
+  return [...sums].map(([rc, used]) => `${rc}=${used}`).join(', ');
+}
+
+function findNameConflicts(a: Audit): void {
+  for (const rp of a.s.placement?.providers ?? []) {
+    if (rp.name === null) continue;
+    for (const n of a.ix.liveNodesByHypervisorHostname.get(rp.name.toLowerCase()) ?? []) {
+      if (n.uuid === null || n.uuid === rp.uuid) continue;
+      const stale = isStaleComputeProvider(a.ix, rp);
+      add(a, {
+        kind: 'provider-name-conflict',
+        cellUuid: n.cellUuid,
+        summary: `resource provider ${rp.uuid} holds the name ${rp.name} of ${nodeLabel(n)}, so nova-compute cannot create that node's provider (409)`,
+        objects: { provider_id: rp.id, provider_uuid: rp.uuid, provider_name: rp.name, node_uuid: n.uuid, host: n.host, provider_is_stale: stale },
+        suggestion: stale ? 'nova-reconcile placement cleanup_providers' : 'nova-reconcile compute_node rebalance',
+      });
+    }
+  }
+}
+
+/**
+ * A live instance whose allocations sit on another live node's provider tree
+ * (an evacuation whose source never cleaned up, a resize gone wrong). Sharing
+ * providers and providers that are not compute nodes are where allocations
+ * legitimately live too; stale providers are reported as stale allocations;
+ * an instance with an active migration is between two nodes by design.
+ */
+function findMisplacedAllocations(a: Audit): void {
+  const nodeByKey = new Map<string, ComputeNodeRec>();
+  for (const n of a.ix.liveNodes) nodeByKey.set(nodeKey(n.cellUuid, n.host, n.hypervisorHostname), n);
+  // The live compute node whose (non-sharing) provider tree a provider belongs to, once per provider.
+  const holderOf = new Map<number, ComputeNodeRec | undefined>();
+  const nodeHolding = (providerId: number): ComputeNodeRec | undefined => {
+    if (holderOf.has(providerId)) return holderOf.get(providerId);
+    const rp = a.ix.providerById.get(providerId);
+    const root = rp === undefined ? undefined : ((rp.rootId === null ? undefined : a.ix.providerById.get(rp.rootId)) ?? rp);
+    const sharing = rp === undefined || root === undefined || rp.traits.includes(SHARING_TRAIT) || root.traits.includes(SHARING_TRAIT);
+    const holder = sharing ? undefined : a.ix.liveNodeByUuid.get(root.uuid);
+    holderOf.set(providerId, holder);
+    return holder;
+  };
+  const migrating = new Set<string>();
+  for (const m of a.s.migrations) if (m.instanceUuid !== null && !FINAL_MIGRATION_STATES.includes(m.status ?? '')) migrating.add(m.instanceUuid);
+  for (const i of a.s.instances) {
+    if (i.host === null || i.node === null || migrating.has(i.uuid)) continue;
+    const own = nodeByKey.get(nodeKey(i.cellUuid, i.host, i.node));
+    if (own === undefined) continue;
+    const others = new Map<string, ComputeNodeRec>();
+    for (const x of a.ix.allocationsOfConsumer.get(i.uuid) ?? []) {
+      const holder = nodeHolding(x.providerId);
+      if (holder !== undefined && holder.uuid !== own.uuid) others.set(holder.uuid ?? '', holder);
+    }
+    if (others.size === 0) continue;
+    const nodes = [...others.values()].sort((x, y) => compare(x.uuid ?? '', y.uuid ?? ''));
+    const ironic = own.hypervisorType === 'ironic';
+    add(a, {
+      kind: 'allocation-on-other-node',
+      cellUuid: i.cellUuid,
+      summary: `instance ${i.uuid} runs on ${i.host}/${i.node} but has allocations on the provider of ${nodes.map((n) => `${n.host ?? '-'}/${n.hypervisorHostname ?? '-'}`).join(', ')}`,
+      objects: { instance_uuid: i.uuid, host: i.host, node: i.node, node_uuid: own.uuid, provider_uuids: nodes.map((n) => n.uuid ?? '') },
+      // heal_allocations --force rewrites them onto instance.node; an in-use
+      // ironic node has capacity 0 (reserved = total), which placement refuses.
+      suggestion: ironic ? 'nova-reconcile compute_node rebalance' : `nova-manage placement heal_allocations --instance ${i.uuid} --force`,
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Nodes whose service is forced down or stopped reporting.
+
+function findNodesOfDeadServices(a: Audit): void {
+  for (const n of a.ix.liveNodes) {
+    if (a.orphans.has(n)) continue;
+    const svc = a.ix.liveComputeService.get(serviceKey(n.cellUuid, n.host));
+    if (svc === undefined || isServiceUp(svc, a.s.takenAt, a.s.serviceDownTime)) continue;
+    const state = svc.forcedDown ? 'forced down' : `down (last heartbeat ${svc.lastSeenUp ?? 'never'})`;
+    const ironic = n.hypervisorType === 'ironic';
+    add(a, {
+      kind: 'node-of-dead-service',
+      cellUuid: n.cellUuid,
+      summary: `${nodeLabel(n)} belongs to a nova-compute service that is ${state}`,
+      objects: { ...nodeObjects(n), service_id: svc.id, forced_down: svc.forcedDown, service_last_seen_up: svc.lastSeenUp, instances: instancesOn(a, n).length },
+      suggestion: ironic
+        ? 'nova-reconcile compute_node rebalance --include-down'
+        : `start nova-compute on ${n.host ?? '-'}; if the host is gone for good: openstack compute service delete ${svc.uuid ?? svc.id}`,
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// compute_node list: each live node's own health (seed bug 2013: a node is
+// not healthy just because its service heartbeats).
+
+export type NodeServiceState = 'up' | 'down' | 'forced-down' | 'disabled' | 'deleted' | 'missing';
+export type Presence = 'yes' | 'no' | 'unknown';
+
+export interface ComputeNodeHealth {
+  readonly node: ComputeNodeRec;
+  readonly cellName: string | null;
+  /** forced-down, then down, then disabled (an up but disabled service), then up. */
+  readonly service: NodeServiceState;
+  readonly serviceDisabled: boolean;
+  readonly serviceLastSeenUp: string | null;
+  /** Whether the host's mapping points at the node's cell. */
+  readonly mapped: 'yes' | 'no' | 'other-cell';
+  readonly provider: Presence;
+  /** Consumers with allocations on the node's provider tree; null without placement. */
+  readonly allocations: number | null;
+  readonly instances: number;
+  /** 'n/a' for nodes that are not ironic. */
+  readonly ironicNode: Presence | 'n/a';
+}
+
+export interface ComputeNodeFilter {
+  readonly host?: string;
+  readonly cellUuid?: string;
+}
+
+export function describeComputeNodes(snapshot: Snapshot, filter: ComputeNodeFilter = {}): ComputeNodeHealth[] {
+  const ix = indexSnapshot(snapshot);
+  const cellNames = new Map(snapshot.cells.map((c) => [c.uuid, c.name]));
+  const mappingCell = new Map<string, string>();
+  for (const m of snapshot.hostMappings) if (!mappingCell.has(hostKey(m.host))) mappingCell.set(hostKey(m.host), m.cellUuid);
+  const nodes = ix.liveNodes.filter(
+    (n) => (filter.host === undefined || hostKey(n.host) === hostKey(filter.host)) && (filter.cellUuid === undefined || n.cellUuid === filter.cellUuid),
+  );
+  return nodes.map((n) => {
+    const key = serviceKey(n.cellUuid, n.host);
+    const svc = ix.liveComputeService.get(key);
+    const mappedTo = mappingCell.get(hostKey(n.host));
+    const provider = n.uuid === null ? undefined : ix.providerByUuid.get(n.uuid);
+    const tree = provider === undefined ? [] : providerTree(ix, provider);
+    return {
+      node: n,
+      cellName: cellNames.get(n.cellUuid) ?? null,
+      service: nodeServiceState(svc, ix.deletedComputeService.has(key), snapshot),
+      serviceDisabled: svc?.disabled ?? false,
+      serviceLastSeenUp: svc?.lastSeenUp ?? null,
+      mapped: mappedTo === undefined ? 'no' : mappedTo === n.cellUuid ? 'yes' : 'other-cell',
+      provider: snapshot.placement === undefined ? 'unknown' : provider === undefined ? 'no' : 'yes',
+      allocations:
+        snapshot.placement === undefined ? null : new Set(tree.flatMap((p) => (ix.allocationsOnProvider.get(p.id) ?? []).map((x) => x.consumerUuid))).size,
+      instances: (ix.instancesOnNode.get(nodeKey(n.cellUuid, n.host, n.hypervisorHostname)) ?? []).length,
+      ironicNode:
+        n.hypervisorType !== 'ironic'
+          ? 'n/a'
+          : ix.ironicNodeUuids === undefined
+            ? 'unknown'
+            : ix.ironicNodeUuids.has((n.hypervisorHostname ?? '').toLowerCase())
+              ? 'yes'
+              : 'no',
+    };
+  });
+}
+
+function nodeServiceState(svc: ServiceRec | undefined, deleted: boolean, s: Snapshot): NodeServiceState {
+  if (svc === undefined) return deleted ? 'deleted' : 'missing';
+  if (svc.forcedDown) return 'forced-down';
+  if (!isServiceUp(svc, s.takenAt, s.serviceDownTime)) return 'down';
+  return svc.disabled ? 'disabled' : 'up';
+}

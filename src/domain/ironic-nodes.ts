@@ -1,0 +1,110 @@
+// Ironic truth from an operator's file (--ironic-nodes FILE): either the JSON
+// of `openstack baremetal node list -f json` (title-case column names, or the
+// API's lower-case field names with `--fields`), the Ironic API's own
+// `{"nodes": [...]}`, or plain text with one node uuid per line. The file
+// decides which compute nodes get deleted, so anything doubtful is refused
+// with one line naming the file and the problem, never guessed at.
+import type { IronicNodeRec } from './model.js';
+import { ReconcileError } from '../errors.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The canonical 8-4-4-4-12 form that Nova and Ironic store. */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+const HINT = 'give the output of `openstack baremetal node list -f json`, or one node UUID per line';
+
+/** Column names of the openstack client first, then the API's field names. */
+const FIELDS = {
+  uuid: ['UUID', 'uuid'],
+  instanceUuid: ['Instance UUID', 'instance_uuid'],
+  maintenance: ['Maintenance', 'maintenance'],
+  provisionState: ['Provisioning State', 'provision_state'],
+  conductorGroup: ['Conductor Group', 'conductor_group'],
+} as const;
+
+export function parseIronicNodes(text: string, fileName: string): IronicNodeRec[] {
+  const body = text.replace(/^\uFEFF/, '');
+  const fail = (problem: string): never => {
+    throw new ReconcileError('input', `--ironic-nodes ${fileName}: ${problem}`, { hint: HINT });
+  };
+  if (body.trim() === '') return fail('the file is empty');
+  const first = body.trimStart()[0];
+  const nodes = first === '[' || first === '{' ? parseJsonNodes(body, fail) : parseUuidLines(body, fail);
+  // The same node listed twice is still one node.
+  const unique = new Map<string, IronicNodeRec>();
+  for (const n of nodes) if (!unique.has(n.uuid)) unique.set(n.uuid, n);
+  return [...unique.values()];
+}
+
+type Fail = (problem: string) => never;
+
+function parseJsonNodes(body: string, fail: Fail): IronicNodeRec[] {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body);
+  } catch (err) {
+    return fail(`not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+  const list = isObject(doc) && Array.isArray(doc['nodes']) ? doc['nodes'] : doc;
+  if (!Array.isArray(list)) return fail('expected a JSON list of nodes');
+  // An explicit `[]` is a statement ("ironic has no nodes"); a file with no
+  // content at all is refused above, since it is more likely a failed export.
+  return list.map((entry: unknown, i) => parseNode(entry, `entry ${i + 1}`, fail));
+}
+
+function parseNode(entry: unknown, where: string, fail: Fail): IronicNodeRec {
+  if (!isObject(entry)) return fail(`${where} is not an object`);
+  const uuid = pick(entry, FIELDS.uuid);
+  if (uuid === undefined || uuid === null || uuid === '') return fail(`${where} has no UUID`);
+  if (typeof uuid !== 'string' || !isUuid(uuid)) return fail(`${where}: ${JSON.stringify(uuid)} is not a valid UUID`);
+  const instance = pick(entry, FIELDS.instanceUuid);
+  if (instance !== undefined && instance !== null && instance !== '' && (typeof instance !== 'string' || !isUuid(instance))) {
+    return fail(`${where}: instance UUID ${JSON.stringify(instance)} is not a valid UUID`);
+  }
+  return {
+    uuid: uuid.toLowerCase(),
+    instanceUuid: typeof instance === 'string' && instance !== '' ? instance.toLowerCase() : null,
+    maintenance: parseBoolean(pick(entry, FIELDS.maintenance)),
+    provisionState: optionalString(pick(entry, FIELDS.provisionState)),
+    conductorGroup: optionalString(pick(entry, FIELDS.conductorGroup)),
+  };
+}
+
+function parseUuidLines(body: string, fail: Fail): IronicNodeRec[] {
+  const out: IronicNodeRec[] = [];
+  body.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.replace(/#.*$/, '').trim();
+    if (line === '') return;
+    if (!isUuid(line)) fail(`line ${i + 1}: ${JSON.stringify(line)} is not a valid UUID`);
+    out.push({ uuid: line.toLowerCase(), instanceUuid: null, maintenance: null, provisionState: null, conductorGroup: null });
+  });
+  if (out.length === 0) return fail('the file lists no node UUIDs (only comments and blank lines)');
+  return out;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function pick(entry: Record<string, unknown>, names: readonly string[]): unknown {
+  for (const name of names) if (name in entry) return entry[name];
+  return undefined;
+}
+
+/** The client prints booleans; `-f value` exports and hand-written files say "True"/"False". */
+function parseBoolean(value: unknown): boolean | null {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string') {
+    const v = value.trim().toLowerCase();
+    if (v === 'true') return true;
+    if (v === 'false') return false;
+  }
+  return null;
+}
+
+function optionalString(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}

@@ -1,0 +1,27 @@
+// `compute_node list`: every live compute node with its own health. Placement
+// is optional here: without a [placement_database] connection the provider
+// columns say "unknown" instead of failing the listing.
+import type { Deployment } from '../db/deployment.js';
+import { describeComputeNodes, type ComputeNodeHealth } from '../domain/audit.js';
+import { readSnapshot } from './read-snapshot.js';
+
+export interface ListComputeNodesOptions {
+  readonly host?: string;
+  readonly cellUuid?: string;
+  readonly ironicNodesFile?: string;
+  readonly progress?: (line: string) => void;
+}
+
+export async function listComputeNodes(deployment: Deployment, options: ListComputeNodesOptions): Promise<ComputeNodeHealth[]> {
+  const placementUrl = deployment.config.placementDatabaseConnection;
+  const snapshot = await readSnapshot(deployment, {
+    placement: placementUrl !== undefined && placementUrl !== '',
+    ...(options.ironicNodesFile === undefined ? {} : { ironic: { file: options.ironicNodesFile } }),
+    ...(options.cellUuid === undefined ? {} : { cellUuid: options.cellUuid }),
+    ...(options.progress === undefined ? {} : { progress: options.progress }),
+  });
+  return describeComputeNodes(snapshot, {
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.cellUuid === undefined ? {} : { cellUuid: options.cellUuid }),
+  });
+}

@@ -1,0 +1,148 @@
+// Read a Snapshot: the API's mappings, every cell's services, compute nodes,
+// instances and active migrations, placement, and the ironic truth the
+// operator gave. Cells are read concurrently ([nova_reconcile]
+// cell_concurrency), each table in keyset pages. A cell that cannot be read
+// fails the whole snapshot: a reconciliation that missed a cell would call
+// that cell's nodes "missing" and act on it.
+import { readFile } from 'node:fs/promises';
+import type { Database } from '../db/connect.js';
+import type { CellMapping, Deployment } from '../db/deployment.js';
+import { readHostMappings } from '../db/api/snapshot-reads.js';
+import { readActiveMigrations, readComputeNodes, readLiveInstances, readServices } from '../db/cell/snapshot-reads.js';
+import { readPlacement } from '../db/placement/snapshot-reads.js';
+import { describeDriverError } from '../db/driver-errors.js';
+import { parseIronicNodes } from '../domain/ironic-nodes.js';
+import type { CellRec, ComputeNodeRec, InstanceRec, IronicNodeRec, MigrationRec, PlacementSnapshot, ServiceRec, Snapshot } from '../domain/model.js';
+import { ReconcileError, isReconcileError } from '../errors.js';
+import { fanOutInOrder } from './fan-out.js';
+
+/** Where the ironic truth comes from; absent means none was given. */
+export interface IronicSource {
+  /** --ironic-nodes FILE */
+  readonly file: string;
+}
+
+export interface ReadSnapshotOptions {
+  /** Read placement too; without it Snapshot.placement is undefined. */
+  readonly placement: boolean;
+  readonly ironic?: IronicSource;
+  /**
+   * Read only this cell's databases, for per-cell views (compute_node list).
+   * Such a snapshot cannot tell a stale provider or mapping from one that
+   * belongs to another cell, so the audit and the planners read every cell.
+   */
+  readonly cellUuid?: string;
+  /** Progress lines ("reading cell 'cell1' (mysql://host:3306/nova_cell1)…"), for stderr. */
+  readonly progress?: (line: string) => void;
+}
+
+interface CellPart {
+  readonly services: ServiceRec[];
+  readonly computeNodes: ComputeNodeRec[];
+  readonly instances: InstanceRec[];
+  readonly migrations: MigrationRec[];
+}
+
+export async function readSnapshot(deployment: Deployment, options: ReadSnapshotOptions): Promise<Snapshot> {
+  // Bad input is reported before any database is touched.
+  const ironicNodes = options.ironic === undefined ? undefined : await readIronicNodesFile(options.ironic.file);
+  const progress = options.progress ?? (() => undefined);
+  const takenAt = Date.now();
+  const mappings = await deployment.cellMappings();
+  let toRead = mappings.filter((m) => !m.isCell0);
+  if (options.cellUuid !== undefined) {
+    const wanted = await deployment.cellMapping(options.cellUuid);
+    if (wanted === undefined) throw unknownCell(options.cellUuid);
+    toRead = toRead.filter((m) => m.uuid === wanted.uuid);
+  }
+  const api = await deployment.api();
+  // Opened before any cell is read, so a missing [placement_database] or an
+  // unreachable server fails at once.
+  const placementDb = options.placement ? await deployment.placement() : undefined;
+  progress(`reading host mappings from the API database (${api.target.display})…`);
+
+  const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, progress);
+  // Handled right away so that a failure here cannot go unhandled while the cells are read.
+  placementRead.catch(() => undefined);
+  const [hostMappings, cellParts] = await Promise.all([
+    readHostMappings(api.knex),
+    fanOutInOrder(toRead, deployment.config.reconcile.cellConcurrency, async (cell) => readCell(await deployment.cell(cell), cell, progress)),
+  ]);
+  const parts: CellPart[] = [];
+  cellParts.forEach((settled, i) => {
+    const cell = toRead[i] as CellMapping;
+    if (settled === undefined) return;
+    if (!settled.ok) throw cellFailure(cell, settled.error);
+    parts.push(settled.value);
+  });
+  // fanOutInOrder starts no new cell after a failure; a cell left unread is a failure too.
+  if (parts.length !== toRead.length) throw new ReconcileError('internal', 'not every cell was read');
+  const placement = await placementRead;
+
+  return {
+    takenAt,
+    serviceDownTime: deployment.config.serviceDownTime,
+    cells: mappings.map(toCellRec),
+    hostMappings,
+    services: parts.flatMap((p) => p.services),
+    computeNodes: parts.flatMap((p) => p.computeNodes),
+    instances: parts.flatMap((p) => p.instances),
+    migrations: parts.flatMap((p) => p.migrations),
+    placement,
+    ironicNodes,
+  };
+}
+
+/** Read and parse --ironic-nodes FILE; every problem is one ReconcileError('input') line. */
+export async function readIronicNodesFile(path: string): Promise<IronicNodeRec[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : describeDriverError(err);
+    throw new ReconcileError('input', `--ironic-nodes ${path}: cannot read the file (${why})`, { cause: err });
+  }
+  return parseIronicNodes(text, path);
+}
+
+export function unknownCell(uuid: string): ReconcileError {
+  return new ReconcileError('not-found', `cell ${uuid} has no mapping`, { hint: 'run `nova-reconcile cell_v2 list_cells` to see the cells' });
+}
+
+async function readCell(db: Database, cell: CellMapping, progress: (line: string) => void): Promise<CellPart> {
+  progress(`reading cell ${cellLabel(cell)} (${db.target.display})…`);
+  const [services, computeNodes, instances, migrations] = await Promise.all([
+    readServices(db.knex, cell.uuid),
+    readComputeNodes(db.knex, cell.uuid),
+    readLiveInstances(db.knex, cell.uuid),
+    readActiveMigrations(db.knex, cell.uuid),
+  ]);
+  return { services, computeNodes, instances, migrations };
+}
+
+async function readPlacementOf(db: Database, progress: (line: string) => void): Promise<PlacementSnapshot> {
+  progress(`reading the placement database (${db.target.display})…`);
+  try {
+    return await readPlacement(db.knex);
+  } catch (err) {
+    throw new ReconcileError('connection', `cannot read the ${db.label}: ${describeDriverError(err)}`, { cause: err });
+  }
+}
+
+function cellFailure(cell: CellMapping, err: unknown): ReconcileError {
+  const reason = isReconcileError(err) ? err.message : describeDriverError(err);
+  const kind = isReconcileError(err) && (err.kind === 'config' || err.kind === 'schema') ? err.kind : 'connection';
+  return new ReconcileError(kind, `cannot read cell ${cellLabel(cell)} (${cell.uuid}): ${reason}`, {
+    hint: 'every cell must be readable: nova-reconcile never reconciles on partial knowledge; fix the cell database or its database_connection and re-run',
+    cause: err,
+  });
+}
+
+function cellLabel(cell: CellMapping): string {
+  return cell.name === null || cell.name === '' ? cell.uuid : `'${cell.name}'`;
+}
+
+function toCellRec(m: CellMapping): CellRec {
+  return { id: m.id, uuid: m.uuid, name: m.name, isCell0: m.isCell0 };
+}
