@@ -10,6 +10,7 @@ import { moveCommand } from '../commands/compute-node-move.js';
 import { rebalanceCommand } from '../commands/compute-node-rebalance.js';
 import { ironicComputeNodeMoveCommand } from '../commands/db-ironic-compute-node-move.js';
 import { cleanupProvidersCommand } from '../commands/placement-cleanup-providers.js';
+import { placementAuditCommand } from '../commands/placement-audit.js';
 import { sandboxCreateCommand } from '../commands/sandbox-create.js';
 import { undoCommand } from '../commands/undo.js';
 import type { CommandSpec } from './spec.js';
@@ -19,6 +20,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   listHostsCommand,
   listCellsCommand,
   deleteHostCommand,
+  placementAuditCommand,
   ironicComputeNodeMoveCommand,
   auditCommand,
   computeNodeListCommand,

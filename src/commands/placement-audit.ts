@@ -1,0 +1,69 @@
+// placement audit: nova-manage's options, output and exit codes, reading placement from its database.
+import { placementAuditExitCode, renderPlacementAuditFailures, renderPlacementAuditJson, renderPlacementAuditLines } from '../cli/render-placement-audit.js';
+import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
+import { NOVA_RESOURCE_CLASSES } from '../domain/placement-audit.js';
+import { runPlacementAudit } from '../operations/placement-audit.js';
+import { printJson, useDeployment } from './deployment.js';
+
+export const placementAuditCommand: CommandSpec = {
+  path: ['placement', 'audit'],
+  family: 'compatible',
+  summary: 'find (and with --delete remove) allocations of deleted instances and finished migrations (nova-manage compatible)',
+  description: [
+    'Audits orphaned allocations that no longer correspond to existing instance resources, exactly as nova-manage 26.x defines them. ' +
+      "For every resource provider (or the one given with --resource_provider), the provider's root is taken as the compute node; a consumer " +
+      `is orphaned when its allocations on the provider use one of ${NOVA_RESOURCE_CLASSES.join(', ')} and it is neither a live instance ` +
+      "on that compute node (same host and node) nor a migration of it that is still in progress. A provider whose root is not a live " +
+      'compute node has all such allocations reported. Allocations that use only custom classes (every ironic CUSTOM_BAREMETAL_* ' +
+      'allocation) are never reported unless --all-resource-classes is given.',
+    "--delete removes them: when the consumer also has allocations on other providers only this provider's share goes and the consumer " +
+      "generation is bumped; otherwise the consumer's allocations and its consumer row are deleted. Each delete is journaled, so " +
+      '`nova-reconcile undo JOURNAL` restores it; the journal path is printed on stderr.',
+    'Without --verbose, only an unknown provider and failed deletes print anything; the exit code tells the result.',
+  ],
+  options: [
+    { flags: '--verbose', description: 'print every orphaned allocation found or deleted, and the count, as nova-manage does' },
+    { flags: '--resource_provider <provider_uuid>', description: 'UUID of a specific resource provider to verify' },
+    { flags: '--delete', description: 'delete the orphaned allocations that were found (journaled; see undo)' },
+    { flags: '--all-resource-classes', description: "count allocations of every resource class, so ironic (CUSTOM_*) orphans are found too" },
+    { flags: '--journal <file>', description: 'with --delete, write the journal here (default: a timestamped file in [nova_reconcile] journal_dir)' },
+    FORMAT_OPTION,
+  ],
+  exitCodes: [
+    [0, 'no orphaned allocations'],
+    [1, 'a delete failed (the allocations changed under the run): the run stopped after that provider'],
+    [3, 'orphaned allocations were found (no --delete)'],
+    [4, 'orphaned allocations were found and deleted'],
+    [127, 'the --resource_provider does not exist'],
+    [2, 'invalid usage'],
+    [255, 'any other error ("An error has occurred:" and one line on stdout): database unreachable, lock held'],
+  ],
+  differences: [
+    'Placement is read from its database ([placement_database] connection) rather than through the Placement REST API: no keystone credentials or [placement] section are needed.',
+    '--all-resource-classes is an addition: with it every resource class counts, so orphaned ironic (CUSTOM_*) allocations, which nova never reports, are found and can be deleted.',
+    '--delete journals every delete (before- and after-images) under the apply lock, so `nova-reconcile undo` restores them; the journal path goes to stderr. Each delete is a compare-and-swap on the consumer generation and the allocations the audit saw; one that changed in between is a failed delete (exit 1), never an overwrite. Removing one share does not re-check the capacity of the allocations kept, which nova\'s PUT does (and fails on an in-use ironic node).',
+    '--format json prints one document with every orphan, its resources and what happened to it.',
+    "Placement's allocation listing has no ORDER BY. nova-reconcile prints a provider's consumers in the order MariaDB returns them on a deployment of real size (by resource class, amount, then row; checked against the real nova-manage); on a database of a few rows MariaDB may choose another plan, and nova's order then differs.",
+    'Set-based: the cells and placement are read once, in batches, instead of several requests per provider. Every cell must be readable: nova skips a cell that does not answer (and would call its allocations orphaned); nova-reconcile stops with an error instead.',
+    'Errors print one line after "An error has occurred:" instead of a traceback.',
+  ],
+  examples: ['nova-reconcile placement audit --verbose', 'nova-reconcile placement audit --all-resource-classes --delete --verbose', 'nova-reconcile undo JOURNAL'],
+  async run(ctx, o) {
+    const settings = ctx.loadConfig().reconcile;
+    const result = await useDeployment(ctx, (d) =>
+      runPlacementAudit(d, {
+        providerUuid: typeof o['resource_provider'] === 'string' ? o['resource_provider'] : undefined,
+        allResourceClasses: o['allResourceClasses'] === true,
+        delete: o['delete'] === true,
+        journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
+        journalDir: settings.journalDir,
+        lockTimeout: settings.lockTimeout,
+        onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
+      }),
+    );
+    for (const line of renderPlacementAuditFailures(result)) ctx.stderr.write(line + '\n');
+    if (o['format'] === 'json') printJson(ctx, renderPlacementAuditJson(result));
+    else for (const line of renderPlacementAuditLines(result, o['verbose'] === true)) ctx.stdout.write(line + '\n');
+    return placementAuditExitCode(result);
+  },
+};

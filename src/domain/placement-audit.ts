@@ -1,0 +1,231 @@
+// nova-manage placement audit's definition of an orphaned allocation
+// (nova-behaviour §3.1; nova/cmd/manage.py:PlacementCommands.audit and
+// _check_orphaned_allocations_for_provider), as a pure function of a
+// Snapshot. For every provider, in the order GET /resource_providers lists
+// them, a consumer is orphaned when its allocations ON THIS PROVIDER use at
+// least one of NOVA_RESOURCE_CLASSES (any class with --all-resource-classes)
+// and it is neither a live instance nor an active migration of the compute
+// node that is the provider's root. A root that is no live compute node has
+// no instances and no migrations, so all its Nova-class allocations are
+// orphaned. The plan of deletes comes with it: one
+// 'remove-provider-allocations' change per orphan, its consumer generation
+// chained when the same consumer loses shares on several providers.
+import { hostKey } from './snapshot-index.js';
+import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, MigrationRec, ProviderRec, Snapshot } from './model.js';
+import { FINAL_MIGRATION_STATES } from './model.js';
+import type { AllocationPart, Change } from './plan.js';
+
+/** The classes nova's audit looks at (NOVA_RCS). Custom classes, PCI_DEVICE, SRIOV_NET_VF, FPGA, PGPU, NET_PACKET_RATE_* are not among them. */
+export const NOVA_RESOURCE_CLASSES: readonly string[] = Object.freeze([
+  'VCPU',
+  'MEMORY_MB',
+  'DISK_GB',
+  'VGPU',
+  'NET_BW_EGR_KILOBIT_PER_SEC',
+  'NET_BW_IGR_KILOBIT_PER_SEC',
+  'PCPU',
+  'MEM_ENCRYPTION_CONTEXT',
+]);
+
+export interface PlacementAuditOptions {
+  /** --resource_provider; an empty string means "all", as nova's `if provider_uuid:` does. */
+  readonly providerUuid?: string | undefined;
+  /** --all-resource-classes: every class counts, so ironic CUSTOM_* orphans are seen. */
+  readonly allResourceClasses: boolean;
+}
+
+export type RemoveAllocationsChange = Extract<Change, { kind: 'remove-provider-allocations' }>;
+
+export interface OrphanedConsumer {
+  readonly consumerUuid: string;
+  /** This provider's share, in the order placement lists it (the printed dict). */
+  readonly resources: readonly AllocationPart[];
+  /**
+   * 'provider-share' when the consumer also holds allocations on other
+   * providers, so only this share goes (nova PUTs the rest back); 'all' when
+   * this is its last provider (nova's DELETE /allocations/{consumer}).
+   */
+  readonly scope: 'provider-share' | 'all';
+  /** The compare-and-swap that --delete applies. */
+  readonly change: RemoveAllocationsChange;
+}
+
+export interface AuditedProvider {
+  readonly id: number;
+  readonly uuid: string;
+  /** root_provider_uuid: nova takes it as the compute node's uuid. */
+  readonly rootUuid: string;
+  /** Whether a live compute node has the root's uuid (else nova prints "The compute node ... can not be found"). */
+  readonly computeNodeFound: boolean;
+  readonly orphans: readonly OrphanedConsumer[];
+}
+
+export type PlacementAuditReport =
+  | { readonly kind: 'unknown-provider'; readonly providerUuid: string }
+  | { readonly kind: 'audited'; readonly allResourceClasses: boolean; readonly providers: readonly AuditedProvider[] };
+
+export function auditPlacementAllocations(snapshot: Snapshot, options: PlacementAuditOptions): PlacementAuditReport {
+  const placement = snapshot.placement;
+  if (placement === undefined) throw new Error('auditPlacementAllocations needs a snapshot with placement');
+  const listed = listProviders(placement.providers);
+  let providers = listed.map((l) => l.provider);
+  const wanted = options.providerUuid ?? '';
+  if (wanted !== '') {
+    // ?uuid=<U> is compared by the uuid column's case-insensitive collation;
+    // anything that is not a uuid gets a 400, which nova reports the same way.
+    const match = providers.filter((p) => p.uuid.toLowerCase() === wanted.toLowerCase());
+    if (match.length === 0) return { kind: 'unknown-provider', providerUuid: wanted };
+    providers = match;
+  }
+  const rootUuid = new Map(listed.map((l) => [l.provider.id, l.rootUuid]));
+  const lookup = indexForAudit(snapshot);
+  const consumerState = new Map<string, { generation: number; providers: Set<number> }>();
+  const counts = (rc: string): boolean => options.allResourceClasses || NOVA_RESOURCE_CLASSES.includes(rc);
+
+  const audited = providers.map((rp): AuditedProvider => {
+    const root = rootUuid.get(rp.id) ?? rp.uuid;
+    const node = lookup.liveNodeByUuid.get(root);
+    const known = node === undefined ? EMPTY : relatedConsumers(lookup, node);
+    const orphans: OrphanedConsumer[] = [];
+    for (const { consumer, rows } of allocationsByConsumer(lookup.allocationsOnProvider.get(rp.id) ?? [], lookup.consumerByUuid)) {
+      const consumerUuid = consumer.uuid;
+      if (!rows.some((a) => counts(a.resourceClass))) continue;
+      if (known.has(consumerUuid)) continue;
+      let state = consumerState.get(consumerUuid);
+      if (state === undefined) {
+        state = { generation: consumer.generation, providers: new Set((lookup.allocationsOfConsumer.get(consumerUuid) ?? []).map((a) => a.providerId)) };
+        consumerState.set(consumerUuid, state);
+      }
+      const resources = rows.map((a) => ({ resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used }));
+      const scope = state.providers.size > 1 ? 'provider-share' : 'all';
+      orphans.push({
+        consumerUuid,
+        resources,
+        scope,
+        change: {
+          kind: 'remove-provider-allocations',
+          target: { db: 'placement' },
+          consumerUuid,
+          consumerGeneration: state.generation,
+          providerId: rp.id,
+          providerUuid: rp.uuid,
+          allocations: resources,
+        },
+      });
+      // What the write leaves behind, for a later provider's share of the same consumer.
+      state.providers.delete(rp.id);
+      if (scope === 'provider-share') state.generation += 1;
+    }
+    return { id: rp.id, uuid: rp.uuid, rootUuid: root, computeNodeFound: node !== undefined, orphans };
+  });
+  return { kind: 'audited', allResourceClasses: options.allResourceClasses, providers: audited };
+}
+
+/** Orphans across every provider, in audit order. */
+export function orphansOf(report: PlacementAuditReport): Array<{ readonly provider: AuditedProvider; readonly orphan: OrphanedConsumer }> {
+  if (report.kind !== 'audited') return [];
+  return report.providers.flatMap((provider) => provider.orphans.map((orphan) => ({ provider, orphan })));
+}
+
+/**
+ * GET /resource_providers: the providers joined to their root (a provider
+ * whose root_provider_id is NULL or dangling is not listed), in id order, as
+ * MariaDB returns the unordered query (a full scan of the primary key).
+ */
+function listProviders(all: readonly ProviderRec[]): Array<{ provider: ProviderRec; rootUuid: string }> {
+  const byId = new Map(all.map((p) => [p.id, p]));
+  const out: Array<{ provider: ProviderRec; rootUuid: string }> = [];
+  for (const p of [...all].sort((a, b) => a.id - b.id)) {
+    const root = p.rootId === null ? undefined : byId.get(p.rootId);
+    if (root !== undefined) out.push({ provider: p, rootUuid: root.uuid });
+  }
+  return out;
+}
+
+/**
+ * GET /resource_providers/{uuid}/allocations, grouped by consumer. Placement's
+ * query (allocation.py:_get_allocations_by_provider_id) has no ORDER BY; at
+ * any realistic size MariaDB reads it through
+ * allocations_resource_provider_class_used_idx, i.e. in (resource_class_id,
+ * used, id) order, and the JSON keeps first-seen order: consumers appear by
+ * their first such row and each consumer's classes in class-id order. The
+ * query inner-joins consumers (and projects and users), so an allocation
+ * without a consumer row is invisible to the API and to nova's audit.
+ */
+function allocationsByConsumer(rows: readonly AllocationRec[], consumers: ReadonlyMap<string, ConsumerRec>): Array<{ consumer: ConsumerRec; rows: AllocationRec[] }> {
+  const sorted = [...rows].sort((a, b) => a.resourceClassId - b.resourceClassId || a.used - b.used || a.id - b.id);
+  const out = new Map<string, { consumer: ConsumerRec; rows: AllocationRec[] }>();
+  for (const a of sorted) {
+    const group = out.get(a.consumerUuid);
+    if (group !== undefined) {
+      group.rows.push(a);
+      continue;
+    }
+    const consumer = consumers.get(a.consumerUuid);
+    if (consumer !== undefined) out.set(a.consumerUuid, { consumer, rows: [a] });
+  }
+  return [...out.values()];
+}
+
+const EMPTY: ReadonlySet<string> = new Set();
+
+interface AuditLookup {
+  readonly liveNodeByUuid: ReadonlyMap<string, ComputeNodeRec>;
+  readonly instancesOnNode: ReadonlyMap<string, readonly InstanceRec[]>;
+  readonly migrationsOnNode: ReadonlyMap<string, readonly MigrationRec[]>;
+  readonly allocationsOnProvider: ReadonlyMap<number, readonly AllocationRec[]>;
+  readonly allocationsOfConsumer: ReadonlyMap<string, readonly AllocationRec[]>;
+  readonly consumerByUuid: ReadonlyMap<string, ConsumerRec>;
+}
+
+/**
+ * Nova matches host AND node in SQL (InstanceList.get_by_host_and_node,
+ * MigrationList.get_in_progress_by_host_and_node): the cell columns compare
+ * case- and trailing-space-insensitively, and a NULL host matches only NULL
+ * (SQLAlchemy turns `== None` into IS NULL).
+ */
+function placeKey(cellUuid: string, host: string | null, node: string | null): string {
+  const part = (v: string | null): string => (v === null ? '\u0000' : hostKey(v));
+  return `${cellUuid}|${part(host)}|${part(node)}`;
+}
+
+function indexForAudit(s: Snapshot): AuditLookup {
+  // The first live node of a uuid wins, in cell order, as nova's scatter-gather takes one.
+  const liveNodeByUuid = new Map<string, ComputeNodeRec>();
+  for (const n of s.computeNodes) if (!n.deleted && n.uuid !== null && !liveNodeByUuid.has(n.uuid)) liveNodeByUuid.set(n.uuid, n);
+  const instancesOnNode = new Map<string, InstanceRec[]>();
+  for (const i of s.instances) push(instancesOnNode, placeKey(i.cellUuid, i.host, i.node), i);
+  const migrationsOnNode = new Map<string, MigrationRec[]>();
+  for (const m of s.migrations) {
+    // NOT IN drops a NULL status in nova's query too.
+    if (m.status === null || FINAL_MIGRATION_STATES.includes(m.status)) continue;
+    const source = placeKey(m.cellUuid, m.sourceCompute, m.sourceNode);
+    const dest = placeKey(m.cellUuid, m.destCompute, m.destNode);
+    push(migrationsOnNode, source, m);
+    if (dest !== source) push(migrationsOnNode, dest, m);
+  }
+  const allocationsOnProvider = new Map<number, AllocationRec[]>();
+  const allocationsOfConsumer = new Map<string, AllocationRec[]>();
+  const p = s.placement;
+  for (const a of p?.allocations ?? []) {
+    push(allocationsOnProvider, a.providerId, a);
+    push(allocationsOfConsumer, a.consumerUuid, a);
+  }
+  const consumerByUuid = new Map((p?.consumers ?? []).map((c) => [c.uuid, c]));
+  return { liveNodeByUuid, instancesOnNode, migrationsOnNode, allocationsOnProvider, allocationsOfConsumer, consumerByUuid };
+}
+
+/** The consumers nova keeps: the node's live instances and its in-progress migrations (final states are already filtered out). */
+function relatedConsumers(lookup: AuditLookup, node: ComputeNodeRec): ReadonlySet<string> {
+  const key = placeKey(node.cellUuid, node.host, node.hypervisorHostname);
+  const out = new Set<string>();
+  for (const i of lookup.instancesOnNode.get(key) ?? []) out.add(i.uuid);
+  for (const m of lookup.migrationsOnNode.get(key) ?? []) if (m.uuid !== null) out.add(m.uuid);
+  return out;
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}

@@ -1,0 +1,126 @@
+// placement audit: read a snapshot, find the orphaned allocations by nova's
+// definition (src/domain/placement-audit.ts), and with --delete remove them
+// the way nova-manage walks them: provider by provider, consumer by consumer,
+// each one compare-and-swap transaction journaled before it commits (so
+// `undo` restores it), under the apply lock. As in nova, a provider on which
+// a delete failed is finished, and then the run stops: later providers are
+// neither audited nor touched.
+import type { Deployment } from '../db/deployment.js';
+import { applyChange } from '../db/apply-change.js';
+import type { Database } from '../db/connect.js';
+import { describeDriverError } from '../db/driver-errors.js';
+import { CasConflict } from '../db/row-images.js';
+import { utcNowString } from '../db/time.js';
+import { auditPlacementAllocations, orphansOf, type AuditedProvider, type OrphanedConsumer, type PlacementAuditReport } from '../domain/placement-audit.js';
+import { ReconcileError } from '../errors.js';
+import { deploymentIdentity, withApplyLock } from './apply-plan.js';
+import { JOURNAL_FORMAT, defaultJournalPath, openJournal, type JournalWriter } from './journal.js';
+import { readSnapshot } from './read-snapshot.js';
+
+export const PLACEMENT_AUDIT_COMMAND = 'placement audit';
+
+export interface PlacementAuditRunOptions {
+  readonly providerUuid: string | undefined;
+  readonly allResourceClasses: boolean;
+  readonly delete: boolean;
+  readonly journalPath: string | undefined;
+  readonly journalDir: string;
+  readonly lockTimeout: number;
+  /** Called once the journal exists, before the first delete. */
+  readonly onJournal?: (path: string) => void;
+}
+
+export type OrphanOutcome =
+  | { readonly status: 'found' }
+  /** alreadyGone: another writer removed the share first; nova counts that (a 404) as deleted too. */
+  | { readonly status: 'deleted'; readonly alreadyGone: boolean }
+  | { readonly status: 'failed'; readonly reason: string };
+
+export interface ProviderAudit {
+  readonly provider: AuditedProvider;
+  readonly orphans: ReadonlyArray<{ readonly orphan: OrphanedConsumer; readonly outcome: OrphanOutcome }>;
+}
+
+export type PlacementAuditResult =
+  | { readonly kind: 'unknown-provider'; readonly providerUuid: string }
+  | {
+      readonly kind: 'audited';
+      readonly delete: boolean;
+      readonly allResourceClasses: boolean;
+      /** In audit order; with a failed delete, up to and including that provider. */
+      readonly providers: readonly ProviderAudit[];
+      /** The provider after which the run stopped because a delete failed. */
+      readonly stoppedAt: string | undefined;
+      readonly journalPath: string | undefined;
+    };
+
+export async function runPlacementAudit(deployment: Deployment, options: PlacementAuditRunOptions): Promise<PlacementAuditResult> {
+  const audit = async (): Promise<PlacementAuditReport> =>
+    auditPlacementAllocations(await readSnapshot(deployment, { placement: true }), { providerUuid: options.providerUuid, allResourceClasses: options.allResourceClasses });
+  if (!options.delete) {
+    const report = await audit();
+    if (report.kind === 'unknown-provider') return report;
+    const providers = report.providers.map((provider) => ({ provider, orphans: provider.orphans.map((orphan) => ({ orphan, outcome: FOUND })) }));
+    return { kind: 'audited', delete: false, allResourceClasses: report.allResourceClasses, providers, stoppedAt: undefined, journalPath: undefined };
+  }
+  // Audited under the lock, so a second --delete run waits and then sees what the first left.
+  return withApplyLock(deployment, options.lockTimeout, async () => {
+    const report = await audit();
+    if (report.kind === 'unknown-provider') return report;
+    return deleteOrphans(deployment, report, options);
+  });
+}
+
+const FOUND: OrphanOutcome = { status: 'found' };
+
+async function deleteOrphans(deployment: Deployment, report: Extract<PlacementAuditReport, { kind: 'audited' }>, options: PlacementAuditRunOptions): Promise<PlacementAuditResult> {
+  const base = { kind: 'audited', delete: true, allResourceClasses: report.allResourceClasses } as const;
+  if (orphansOf(report).length === 0) {
+    return { ...base, providers: report.providers.map((provider) => ({ provider, orphans: [] })), stoppedAt: undefined, journalPath: undefined };
+  }
+  const db = await deployment.placement();
+  const path = options.journalPath ?? defaultJournalPath(options.journalDir, PLACEMENT_AUDIT_COMMAND, new Date());
+  const journal = openJournal(path, { type: 'header', format: JOURNAL_FORMAT, command: PLACEMENT_AUDIT_COMMAND, startedAt: utcNowString(), deployment: await deploymentIdentity(deployment) });
+  options.onJournal?.(journal.path);
+  const providers: ProviderAudit[] = [];
+  let stoppedAt: string | undefined;
+  const seq = { next: 1 };
+  try {
+    for (const provider of report.providers) {
+      const orphans: Array<{ orphan: OrphanedConsumer; outcome: OrphanOutcome }> = [];
+      for (const orphan of provider.orphans) orphans.push({ orphan, outcome: await deleteOrphan(db, journal, seq, provider, orphan) });
+      providers.push({ provider, orphans });
+      if (orphans.some((o) => o.outcome.status === 'failed')) {
+        stoppedAt = provider.uuid;
+        break;
+      }
+    }
+  } finally {
+    journal.close();
+  }
+  return { ...base, providers, stoppedAt, journalPath: journal.path };
+}
+
+async function deleteOrphan(db: Database, journal: JournalWriter, seq: { next: number }, provider: AuditedProvider, orphan: OrphanedConsumer): Promise<OrphanOutcome> {
+  const change = orphan.change;
+  const thisSeq = seq.next++;
+  try {
+    await db.knex.transaction(async (trx) => {
+      const rows = await applyChange(trx, db.dialect, change, utcNowString());
+      journal.append({ type: 'change', seq: thisSeq, unit: `orphaned-allocations:${provider.uuid}:${orphan.consumerUuid}`, target: change.target, change, rows });
+    });
+    journal.append({ type: 'commit', seq: thisSeq });
+    return { status: 'deleted', alreadyGone: false };
+  } catch (err) {
+    if (!(err instanceof CasConflict)) {
+      throw new ReconcileError('connection', `failed deleting allocations of consumer ${orphan.consumerUuid} in the ${db.label}: ${describeDriverError(err)}; that delete was rolled back`, {
+        hint: 'the journal lists the deletes committed before; re-run the command to finish',
+        cause: err,
+      });
+    }
+    // Gone already (another writer got there first): nova's DELETE counts a 404 as done, and so do we.
+    const left = await db.knex('allocations').count({ n: '*' }).where({ consumer_id: orphan.consumerUuid, resource_provider_id: provider.id }).first();
+    if (Number((left as { n?: unknown } | undefined)?.n ?? 0) === 0) return { status: 'deleted', alreadyGone: true };
+    return { status: 'failed', reason: err.message };
+  }
+}
