@@ -144,8 +144,11 @@ function sqliteKnex(target: Extract<DbTarget, { kind: 'sqlite' }>, timeoutMs: nu
 /** SQLAlchemy/PyMySQL charset names to mysql2's collation-flavoured names. */
 function mysqlCharset(charset: string): string {
   const c = charset.toLowerCase();
-  if (c === 'utf8' || c === 'utf8mb3') return 'UTF8_GENERAL_CI';
-  if (c === 'utf8mb4') return 'UTF8MB4_GENERAL_CI';
+  // utf8mb3 columns are read through a utf8mb4 connection: the server
+  // converts losslessly, and mysql2 then decodes plain UTF-8 instead of
+  // running every string through its slow CESU-8 path (measured: audit on
+  // 30k nodes went from 6.5 s / 515 MB to 2.8 s / 265 MB).
+  if (c === 'utf8' || c === 'utf8mb3' || c === 'utf8mb4') return 'UTF8MB4_GENERAL_CI';
   return c.toUpperCase();
 }
 

@@ -88,8 +88,12 @@ type Verdict = { readonly ok: true; readonly reason: string } | { readonly ok: f
 function classifyConsumer(ix: SnapshotIndex, consumerUuid: string, rp: ProviderRec, owner: ProviderOwner | undefined, state: PlanState): Verdict {
   const instance = ix.instanceByUuid.get(consumerUuid);
   if (instance !== undefined) {
+    // Nova names a compute node's provider after its hypervisor_hostname, so
+    // an instance whose node is the provider's name is on this node even when
+    // the compute node row is gone (archived) and the owner is unknown.
     const onThisNode =
-      owner !== undefined && instance.cellUuid === owner.cellUuid && hostKey(instance.host) === hostKey(owner.host) && instance.node === owner.hypervisorHostname;
+      (owner !== undefined && instance.cellUuid === owner.cellUuid && hostKey(instance.host) === hostKey(owner.host) && instance.node === owner.hypervisorHostname) ||
+      (instance.node !== null && rp.name !== null && instance.node.toLowerCase() === rp.name.toLowerCase());
     if (onThisNode)
       return {
         ok: false,
