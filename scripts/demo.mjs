@@ -7,6 +7,8 @@
 //   { title, story: [paragraphs], args: [...], expectExit: 0, expectStdout: [substrings] }
 // and runs as: nova-reconcile --config-file DIR/nova.conf <args>.
 // The demo exits 1 if any step exits or prints other than expected.
+// A step with `scenario: NAME` first builds a fresh sandbox with that
+// scenario; it and the steps after it run against the new sandbox.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,10 @@ import { fileURLToPath } from 'node:url';
 const BIN = fileURLToPath(new URL('../bin/nova-reconcile', import.meta.url));
 const SCENARIO = 'ironic-ha';
 const NODE = 'aa2f504a-fe68-4da3-b652-d23e2283273a';
+// The ironic-failover scenario (src/sandbox/scenarios/ironic-failover.ts).
+const FAILOVER_NODE = '1be26c0b-03f2-4d2e-ae87-c02d7f33c123';
+const FAILOVER_DUPLICATE = 'd6a3c1f0-8b7e-4e21-9c55-0a4f2b6e7d19';
+const FAILOVER_SERVER = '5e0a7c3d-91b4-4f6a-8d2e-c7b1f0a93e58';
 
 const STEPS = [
   {
@@ -54,6 +60,55 @@ const STEPS = [
     args: ['cell_v2', 'list_hosts'],
     expectExit: 0,
     expectStdout: ['ironic-compute-0', 'ironic-compute-1', 'ironic-compute-2'],
+  },
+  {
+    scenario: 'ironic-failover',
+    title: 'Audit a deployment after an ironic failover (seed bug 1714248)',
+    story: [
+      'A fresh sandbox: ironic-compute-0 died and was forced down; ironic-compute-1 took its ironic node over and created a second compute node for it, with a new uuid. Its provider could not be created, because the old provider still holds the node name (the 409), and the server on the node is still recorded on the dead host.',
+      'The audit reads every database and lists each inconsistency with the command that fixes it. Notice the duplicate compute node, the provider-name conflict and the node of a forced-down service.',
+    ],
+    args: ['audit'],
+    expectExit: 3,
+    expectStdout: ['duplicate-compute-node', 'provider-name-conflict', 'node-of-dead-service'],
+  },
+  {
+    title: 'Plan the ironic rebalance repair (dry run)',
+    story: [
+      "compute_node rebalance keeps the compute node whose provider holds the node's allocation (the old one), soft-deletes the duplicate, re-homes the old row onto ironic-compute-1, and moves the server with it. Placement needs no change here.",
+      'Notice that nothing is changed: without --apply the plan is printed and the command exits 3.',
+    ],
+    args: ['compute_node', 'rebalance'],
+    expectExit: 3,
+    expectStdout: [
+      `soft-delete compute node 2 (${FAILOVER_DUPLICATE}, host ironic-compute-1)`,
+      `from host ironic-compute-0 to ironic-compute-1`,
+      `move instance ${FAILOVER_SERVER} (node ${FAILOVER_NODE})`,
+      'Nothing was changed.',
+    ],
+  },
+  {
+    title: 'Apply the repair',
+    story: [
+      'With --apply each change is its own compare-and-swap transaction, journaled before it commits (the journal path is on stderr; `undo JOURNAL` reverts it). Exit 4: changes applied.',
+    ],
+    args: ['compute_node', 'rebalance', '--apply'],
+    expectExit: 4,
+    expectStdout: ['applied 1 unit(s), skipped 0, refused 0.'],
+  },
+  {
+    title: 'Audit again',
+    story: ['Notice that the audit is clean now: one live compute node for the ironic node, on the live service, with its provider and the server, and nothing left for a re-run of the rebalance to do.'],
+    args: ['audit'],
+    expectExit: 0,
+    expectStdout: [],
+  },
+  {
+    title: 'Re-run the repair',
+    story: ['A re-run after a successful apply finds nothing to do and exits 0, so it is safe in cron or a configuration-management run.'],
+    args: ['compute_node', 'rebalance', '--apply'],
+    expectExit: 0,
+    expectStdout: ['compute_node rebalance: nothing to do.'],
   },
 ];
 
@@ -115,8 +170,9 @@ function rule(title) {
 }
 
 function main() {
-  const dir = join(mkdtempSync(join(tmpdir(), 'nova-reconcile-demo-')), 'sandbox');
-  const config = join(dir, 'nova.conf');
+  const root = mkdtempSync(join(tmpdir(), 'nova-reconcile-demo-'));
+  let dir = join(root, 'sandbox');
+  let config = join(dir, 'nova.conf');
   const failures = [];
 
   rule(`Step 0. Build a sandbox deployment (scenario ${SCENARIO})`);
@@ -137,6 +193,15 @@ function main() {
 
   STEPS.forEach((step, i) => {
     rule(`Step ${i + 1}. ${step.title}`);
+    if (step.scenario !== undefined) {
+      dir = join(root, step.scenario);
+      config = join(dir, 'nova.conf');
+      const sandboxArgs = ['sandbox', 'create', dir, '--scenario', step.scenario];
+      console.log(`  $ ${commandLine(sandboxArgs)}`);
+      const made = run(sandboxArgs);
+      console.log(`  exit code: ${made.code}\n`);
+      if (made.code !== 0) failures.push(`step ${i + 1} (${commandLine(sandboxArgs)}): exit code ${made.code}`);
+    }
     console.log(step.story.map((p) => wrap(p)).join('\n\n'));
     const args = ['--config-file', config, ...step.args];
     console.log(`\n  $ ${commandLine(args)}`);
@@ -155,7 +220,7 @@ function main() {
   rule('Done');
   console.log(wrap(`The sandbox stays in ${dir} for you to explore, e.g.:`));
   console.log(`  ${commandLine(['--config-file', config, 'cell_v2', 'list_cells'])}`);
-  console.log(wrap(`Remove it with: rm -rf ${shellQuote(join(dir, '..'))}`));
+  console.log(wrap(`Remove it with: rm -rf ${shellQuote(root)}`));
   if (failures.length > 0) {
     console.error(`\ndemo: ${failures.length} step(s) did not behave as expected:`);
     for (const f of failures) console.error(`  - ${f}`);
