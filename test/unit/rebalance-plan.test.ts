@@ -347,6 +347,19 @@ describe('planNodeMoves', () => {
     expect(planNodeMoves(snapshot(w), { nodes: [N], toHost: 'ironic-compute-1', sourceDownOk: true }).skipped[0]?.reason).toMatch(/is forced down/);
   });
 
+  it('refuses a destination in another cell, and a node with two instances', () => {
+    const w = failover();
+    w.nodes = w.nodes.filter((n) => n.uuid === N);
+    w.services.push(service('ironic-compute-9', { cellUuid: '99999999-9999-4999-8999-999999999999' }));
+    expect(planNodeMoves(snapshot(w), { nodes: [N], toHost: 'ironic-compute-9', sourceDownOk: false }).skipped[0]?.reason).toBe(
+      `destination ironic-compute-9 is in cell 99999999-9999-4999-8999-999999999999, not in the node's cell ${C1}`,
+    );
+    w.instances.push(instance('ironic-compute-0', { uuid: 'bbbbbbbb-0000-4000-8000-000000000001' }));
+    const mp = planNodeMoves(snapshot(w), { fromHost: 'ironic-compute-0', toHost: 'ironic-compute-1', sourceDownOk: false });
+    expect(mp.plan.units).toEqual([]);
+    expect(mp.skipped[0]?.reason).toMatch(/^2 live instances are on it/);
+  });
+
   it('refuses a destination that is not a nova-compute service', () => {
     expect(() => planNodeMoves(snapshot(failover()), { nodes: [N], toHost: 'nope', sourceDownOk: false })).toThrow(/--to-host nope is not a nova-compute service/);
   });
