@@ -243,14 +243,22 @@ describeEachDialect('compute_node rebalance: a concurrent nova-compute', (dialec
   it('a node re-homed by nova-compute while the plan is applied is skipped (exit 5), never overwritten', async () => {
     const admin = mysqlKnex();
     try {
+      const cellDb = new URL(d.url('cell1').replace(/^mysql\+pymysql:/, 'mysql:')).pathname.slice(1);
       const run = await d.knex('cell1').transaction(async (trx) => {
         // nova-compute on ironic-compute-1 holds U1's row, as its resource tracker's save would.
-        await trx('compute_nodes').select('id').where('uuid', N).forUpdate();
+        const [u1] = (await trx('compute_nodes').select('id').where('uuid', N).forUpdate()) as Array<{ id: number }>;
         const child = runBin([...d.args, 'compute_node', 'rebalance', '--apply', '--format', 'json']);
+        let exited: { code: number; stdout: string; stderr: string } | undefined;
+        void child.then((r) => (exited = r));
         // Wait until the apply is blocked on that row (it has retired U2 by then).
-        const deadline = Date.now() + 30_000;
+        const deadline = Date.now() + 120_000;
         for (;;) {
-          const [rows] = (await admin.raw("SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE '%compute_nodes%'")) as [Array<{ n: number }>];
+          if (exited !== undefined) throw new Error(`the apply ended without waiting for the row: exit ${exited.code}: ${exited.stdout}${exited.stderr}`);
+          // The re-home's locking read of U1, blocked (INNODB_TRX does not list a transaction that holds no lock yet).
+          const [rows] = (await admin.raw('SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE db = ? AND info = ?', [
+            cellDb,
+            `select * from \`compute_nodes\` where \`id\` = ${Number(u1?.id)} for update`,
+          ])) as [Array<{ n: number }>];
           if (Number(rows[0]?.n ?? 0) > 0) break;
           if (Date.now() > deadline) throw new Error('the apply never waited for the row');
           await new Promise((r) => setTimeout(r, 50));
@@ -276,5 +284,5 @@ describeEachDialect('compute_node rebalance: a concurrent nova-compute', (dialec
     } finally {
       await admin.destroy();
     }
-  });
+  }, 240_000);
 });
