@@ -17,6 +17,12 @@ export interface BenchOptions {
   readonly novaManage: NovaManageMode;
   /** auto runs the real nova-manage only up to this many hosts in total (all cells). */
   readonly novaMaxHosts: number;
+  /**
+   * auto skips a nova-manage measurement that, predicted from its smaller
+   * sizes, would end later than this many minutes into the benchmark; 0: no
+   * limit. It keeps the default run within 15 minutes on a busy 2-core machine.
+   */
+  readonly budgetMinutes: number;
   /** Compute nodes per host (ironic when > 1). */
   readonly nodesPerHost: number;
   /** Where the Markdown report goes; '-' for none. */
@@ -27,7 +33,7 @@ export interface BenchOptions {
 
 export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--runs R] [--nova-runs R]
                         [--nova-manage auto|never|always] [--nova-max-hosts M]
-                        [--nodes-per-host K] [--out FILE|-] [--mysql URL]
+                        [--budget-minutes B] [--nodes-per-host K] [--out FILE|-] [--mysql URL]
 
   --hosts N[,N...]   hosts per cell, one benchmark per size (default 1000,10000,30000)
   --cells C          cells holding hosts, besides cell0 (default 1)
@@ -37,6 +43,8 @@ export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--
   --nova-manage M    run the real nova-manage: auto = when python3-nova is
                      importable and the size is at most --nova-max-hosts (default auto)
   --nova-max-hosts M largest total host count (all cells) auto runs nova-manage for (default 10000)
+  --budget-minutes B auto skips nova-manage runs predicted to end more than B minutes
+                     into the benchmark, showing the reference figure (default 13; 0: no limit)
   --nodes-per-host K compute nodes per host, ironic-style when K > 1 (default 1)
   --out FILE|-       Markdown report (default bench/RESULTS.md; - for none)
   --mysql URL        MariaDB server for the scratch databases
@@ -59,6 +67,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         'nova-manage': { type: 'string' },
         'nova-max-hosts': { type: 'string' },
         'nodes-per-host': { type: 'string' },
+        'budget-minutes': { type: 'string' },
         out: { type: 'string' },
         mysql: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -75,6 +84,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   const runs = positiveInt('--runs', v.runs ?? '3', problems);
   const novaRuns = positiveInt('--nova-runs', v['nova-runs'] ?? '1', problems);
   const novaMaxHosts = positiveInt('--nova-max-hosts', v['nova-max-hosts'] ?? '10000', problems);
+  const budgetText = v['budget-minutes'] ?? '13';
+  const budgetMinutes = budgetText === '0' ? 0 : positiveInt('--budget-minutes', budgetText, problems);
   const nodesPerHost = positiveInt('--nodes-per-host', v['nodes-per-host'] ?? '1', problems);
   const mode = v['nova-manage'] ?? 'auto';
   if (mode !== 'auto' && mode !== 'never' && mode !== 'always') problems.push(`--nova-manage must be auto, never or always, not ${JSON.stringify(mode)}`);
@@ -92,6 +103,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     novaRuns,
     novaManage: mode as NovaManageMode,
     novaMaxHosts,
+    budgetMinutes,
     nodesPerHost,
     out: v.out ?? 'bench/RESULTS.md',
     mysqlUrl,

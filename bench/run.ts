@@ -47,6 +47,10 @@ interface Env {
   readonly server: Server;
   readonly nova: NovaInstall | undefined;
   readonly startupSeconds: number;
+  /** Date.now() when the benchmark began: the time budget counts from here. */
+  readonly began: number;
+  /** The last measured nova-manage time per command, to predict the next size's. */
+  readonly novaHistory: Map<CommandKey, { readonly hosts: number; readonly seconds: number }>;
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -93,14 +97,14 @@ async function main(argv: readonly string[]): Promise<number> {
   if (busy !== undefined) progress(`WARNING: ${busy}`);
   const startupSeconds = await measureStartup(Math.max(3, opts.runs));
   progress(`nova-reconcile process start (--version): ${formatSeconds(startupSeconds)} s`);
-  const env: Env = { opts, server, nova, startupSeconds };
+  const env: Env = { opts, server, nova, startupSeconds, began, novaHistory: new Map() };
 
   const sizes: SizeResult[] = [];
   const notes: string[] = [];
   for (const hostsPerCell of opts.sizes) {
-    const { result, note } = await benchmarkSize(env, hostsPerCell);
+    const { result, notes: sizeNotes } = await benchmarkSize(env, hostsPerCell);
     sizes.push(result);
-    if (note !== undefined) notes.push(note);
+    notes.push(...sizeNotes);
     process.stderr.write(`\n${renderResultsTable([result])}\n\n`);
   }
   const totalSeconds = (Date.now() - began) / 1000;
@@ -131,17 +135,17 @@ async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-async function benchmarkSize(env: Env, hostsPerCell: number): Promise<{ result: SizeResult; note: string | undefined }> {
+async function benchmarkSize(env: Env, hostsPerCell: number): Promise<{ result: SizeResult; notes: string[] }> {
   const { opts, server, nova } = env;
   const shape = { hostsPerCell, cells: opts.cells, nodesPerHost: opts.nodesPerHost };
   const label = sizeLabel(shape);
   const totalHosts = hostsPerCell * opts.cells;
   const runNova = nova !== undefined && (opts.novaManage === 'always' || totalHosts <= opts.novaMaxHosts);
-  let note: string | undefined;
+  const notes: string[] = [];
   if (nova !== undefined && !runNova) {
-    note = `${label}: nova-manage not run (${totalHosts} hosts > --nova-max-hosts ${opts.novaMaxHosts}); its figures are DESIGN.md's reference where one exists.`;
+    notes.push(`${label}: nova-manage not run (${totalHosts} hosts > --nova-max-hosts ${opts.novaMaxHosts}); its figures are DESIGN.md's reference where one exists.`);
   } else if (nova === undefined) {
-    note = `${label}: nova-manage not run (${opts.novaManage === 'never' ? '--nova-manage never' : 'python3-nova not importable'}); its figures are DESIGN.md's reference where one exists.`;
+    notes.push(`${label}: nova-manage not run (${opts.novaManage === 'never' ? '--nova-manage never' : 'python3-nova not importable'}); its figures are DESIGN.md's reference where one exists.`);
   }
 
   progress(`${label}: creating and migrating scratch databases`);
@@ -180,7 +184,20 @@ async function benchmarkSize(env: Env, hostsPerCell: number): Promise<{ result: 
 
     const novaRuns = new Map<CommandKey, number[]>();
     if (runNova && nova !== undefined) {
-      for (const command of COMMANDS) novaRuns.set(command.key, await measureNova(env, nova, deployment, hostsPerCell, command.key));
+      for (const command of COMMANDS) {
+        const key = command.key;
+        // A no-op re-run of the node path must follow nova-manage's own first run of it.
+        if (key === 'node-noop' && !novaRuns.has('node-first')) {
+          notes.push(`${label}: nova-manage ${commandLabel(key)} not run, because its first run was not.`);
+          continue;
+        }
+        const measured = await measureNova(env, nova, deployment, hostsPerCell, key);
+        if (measured.skipped !== undefined) notes.push(measured.skipped);
+        if (measured.runs.length > 0) {
+          novaRuns.set(key, measured.runs);
+          env.novaHistory.set(key, { hosts: totalHosts, seconds: median(measured.runs) });
+        }
+      }
     }
 
     const results: CommandResult[] = COMMANDS.map(({ key }) => {
@@ -200,7 +217,7 @@ async function benchmarkSize(env: Env, hostsPerCell: number): Promise<{ result: 
         floor: floors.get(key),
       };
     });
-    return { result: { ...shape, results, setupSeconds: { migrate, generate }, startupSeconds: env.startupSeconds }, note };
+    return { result: { ...shape, results, setupSeconds: { migrate, generate }, startupSeconds: env.startupSeconds }, notes };
   } finally {
     progress(`${label}: dropping scratch databases`);
     await deployment.drop();
@@ -260,13 +277,43 @@ async function measureOurs(
   return { runs, inProcessMs, roundTrips, peakRssKb };
 }
 
-async function measureNova(env: Env, nova: NovaInstall, deployment: ScratchDeployment, hostsPerCell: number, key: CommandKey): Promise<number[]> {
+/**
+ * nova-manage's time for a command at a size: linear in the hosts from its
+ * last measured size (it makes round trips per host), except the node path's
+ * no-op, which only lists nodes; DESIGN.md's figure when nothing was measured.
+ */
+function predictNova(env: Env, key: CommandKey, totalHosts: number): number | undefined {
+  const last = env.novaHistory.get(key);
+  if (last !== undefined) return key === 'node-noop' ? last.seconds : (last.seconds * totalHosts) / last.hosts;
+  const reference = novaReference({ hostsPerCell: totalHosts, cells: 1, nodesPerHost: env.opts.nodesPerHost }, key);
+  return reference.kind === 'none' ? undefined : reference.seconds;
+}
+
+async function measureNova(
+  env: Env,
+  nova: NovaInstall,
+  deployment: ScratchDeployment,
+  hostsPerCell: number,
+  key: CommandKey,
+): Promise<{ runs: number[]; skipped: string | undefined }> {
   const label = `${sizeLabel({ hostsPerCell, cells: env.opts.cells, nodesPerHost: env.opts.nodesPerHost })}: nova-manage, ${commandLabel(key)}`;
   const args = ['-c', NOVA_MANAGE_MAIN, '--config-file', deployment.confPath, ...commandArgs(key)];
   const node = !COMMANDS.find((c) => c.key === key)?.byService;
   if (!isFirstRun(key)) await verifyMappings(deployment, { hostsPerCell, allNodesMapped: false, after: `the setup of ${label}` });
   const runs: number[] = [];
+  const totalHosts = hostsPerCell * env.opts.cells;
+  const budget = env.opts.novaManage === 'auto' ? env.opts.budgetMinutes * 60 : 0;
   for (let r = 0; r < env.opts.novaRuns; r += 1) {
+    const predicted = predictNova(env, key, totalHosts);
+    const elapsed = (Date.now() - env.began) / 1000;
+    if (budget > 0 && predicted !== undefined && elapsed + predicted > budget) {
+      const why =
+        `${label}: ${runs.length === 0 ? 'not run' : `stopped after ${runs.length} run(s)`}: predicted ${formatSeconds(predicted)} s ` +
+        `would end ${formatSeconds((elapsed + predicted) / 60)} min into the benchmark, past --budget-minutes ${env.opts.budgetMinutes}` +
+        `${runs.length === 0 ? ' (the reference figure is shown where one exists)' : ''}.`;
+      progress(why);
+      return { runs, skipped: why };
+    }
     if (isFirstRun(key)) await resetDiscovery(deployment.scaleDatabases);
     progress(`${label}: running (run ${r + 1} of ${env.opts.novaRuns})`);
     const run = await runTimed(nova.python, args, NOVA_TIMEOUT_MS);
@@ -280,7 +327,7 @@ async function measureNova(env: Env, nova: NovaInstall, deployment: ScratchDeplo
     runs.push(run.seconds);
     progress(`${label}: ${formatSeconds(run.seconds)} s`);
   }
-  return runs;
+  return { runs, skipped: undefined };
 }
 
 async function measureStartup(runs: number): Promise<number> {
