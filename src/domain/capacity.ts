@@ -12,14 +12,9 @@
 // that single unit of the node's own single instance onto the node's own
 // provider is allowed, and said so in the plan; nothing else may exceed capacity.
 
-export interface InventoryLimits {
-  readonly total: number;
-  readonly reserved: number;
-  readonly minUnit: number;
-  readonly maxUnit: number;
-  readonly stepSize: number;
-  readonly allocationRatio: number;
-}
+import type { InventoryRec } from './model.js';
+
+export type InventoryLimits = Pick<InventoryRec, 'total' | 'reserved' | 'minUnit' | 'maxUnit' | 'stepSize' | 'allocationRatio'>;
 
 export interface CapacityRequest {
   readonly resourceClass: string;

@@ -7,20 +7,12 @@
 // untouched. Each re-reads its rows under lock and refuses with CasConflict
 // when they are not what the plan saw.
 import type { Knex } from 'knex';
-import type { InstanceMove } from '../../domain/plan.js';
+import type { Change } from '../../domain/plan.js';
 import type { Dialect } from '../connect.js';
 import { CasConflict, normaliseRow, selectForUpdate, type Row, type RowImage } from '../row-images.js';
 
-export interface RehomeNodeExpect {
-  readonly id: number;
-  readonly uuid: string | null;
-  readonly hypervisorHostname: string;
-  readonly fromHost: string;
-  readonly toHost: string;
-  readonly toServiceId: number;
-  readonly forcedDownSourceServiceId: number | null;
-  readonly instance: InstanceMove | null;
-}
+/** What the plan expects, exactly the change's own fields. */
+export type RehomeNodeExpect = Omit<Extract<Change, { kind: 'rehome-compute-node' }>, 'kind' | 'target'>;
 
 export async function rehomeComputeNode(trx: Knex.Transaction, dialect: Dialect, expect: RehomeNodeExpect, now: string): Promise<RowImage[]> {
   const [before] = await selectForUpdate(trx, dialect, 'compute_nodes', { id: expect.id });

@@ -5,21 +5,12 @@
 // return before/after images for the journal (undo is generic over them).
 import type { Knex } from 'knex';
 import { checkCapacity } from '../../domain/capacity.js';
-import type { AllocationPart } from '../../domain/plan.js';
+import type { AllocationPart, Change } from '../../domain/plan.js';
 import type { Dialect } from '../connect.js';
 import { CasConflict, normaliseRow, selectForUpdate, type Row, type RowImage } from '../row-images.js';
 
-export interface MoveAllocationsExpect {
-  readonly consumerUuid: string;
-  readonly consumerGeneration: number;
-  readonly fromProviderId: number;
-  readonly fromProviderUuid: string;
-  readonly toProviderId: number;
-  readonly toProviderUuid: string;
-  readonly toGeneration: number;
-  readonly allocations: readonly AllocationPart[];
-  readonly capacityException: string | null;
-}
+/** What the plan expects, exactly the change's own fields. */
+export type MoveAllocationsExpect = Omit<Extract<Change, { kind: 'move-allocations' }>, 'kind' | 'target'>;
 
 /**
  * The rows keep their ids and amounts and change provider, which is what a
