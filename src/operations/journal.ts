@@ -97,8 +97,13 @@ export function readJournal(path: string): ReadJournal {
     throw new ReconcileError('input', `cannot read the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   if (text.length === 0) throw new ReconcileError('input', `the journal ${path} is empty`);
-  if (!text.endsWith('\n')) throw new ReconcileError('input', `the journal ${path} is truncated (its last line is incomplete); refusing to undo from it`);
-  const lines = text.slice(0, -1).split('\n');
+  // A process killed while appending leaves an incomplete LAST line. That
+  // entry's transaction never committed (a change line is fsynced before its
+  // commit; a commit marker is informational), so the line is dropped. A
+  // journal with nothing complete but a damaged header is still refused.
+  const complete = text.endsWith('\n') ? text : text.slice(0, text.lastIndexOf('\n') + 1);
+  if (complete.length === 0) throw new ReconcileError('input', `the journal ${path} is truncated (its last line is incomplete); refusing to undo from it`);
+  const lines = complete.slice(0, -1).split('\n');
   const entries: unknown[] = lines.map((line, i) => {
     try {
       return JSON.parse(line) as unknown;
