@@ -23,32 +23,57 @@ export interface HostMappingListRow {
 }
 
 /**
- * Find the mappings of many hosts in one statement per batch. Each candidate
- * is joined against host_mappings so that the column's collation decides
- * what "the same host" means; the result says which candidate matched which
- * mapping.
+ * Find the mappings of many hosts, in batches. The database's collation
+ * decides what "the same host" means; the result says which candidate
+ * matched which mapping.
  */
 export async function findHostMappings(db: Knex, dialect: Dialect, hosts: readonly string[]): Promise<HostMappingMatch[]> {
   const unique = [...new Set(hosts)];
   const out: HostMappingMatch[] = [];
   for (const batch of chunk(unique)) {
-    const rows: Array<{ candidate: string; host: string; cell_id: number }> =
-      dialect === 'mysql'
-        ? await rawRows(
-            db,
-            `SELECT c.h AS candidate, hm.host AS host, hm.cell_id AS cell_id FROM (${batch
-              .map(() => 'SELECT ? AS h')
-              .join(' UNION ALL ')}) AS c JOIN host_mappings hm ON hm.host = c.h`,
-            batch,
-          )
-        : await rawRows(
-            db,
-            'SELECT j.value AS candidate, hm.host AS host, hm.cell_id AS cell_id FROM json_each(?) AS j ' +
-              'JOIN host_mappings hm ON rtrim(hm.host) = rtrim(j.value) COLLATE NOCASE',
-            [JSON.stringify(batch)],
-          );
-    for (const r of rows) out.push({ candidate: String(r.candidate), host: String(r.host), cellId: Number(r.cell_id) });
+    if (dialect === 'mysql') out.push(...(await findMysqlBatch(db, batch)));
+    else {
+      const rows: Array<{ candidate: string; host: string; cell_id: number }> = await rawRows(
+        db,
+        'SELECT j.value AS candidate, hm.host AS host, hm.cell_id AS cell_id FROM json_each(?) AS j ' +
+          'JOIN host_mappings hm ON rtrim(hm.host) = rtrim(j.value) COLLATE NOCASE',
+        [JSON.stringify(batch)],
+      );
+      for (const r of rows) out.push({ candidate: String(r.candidate), host: String(r.host), cellId: Number(r.cell_id) });
+    }
   }
+  return out;
+}
+
+/**
+ * One batch on MySQL. `host IN (...)` uses the unique index and the column's
+ * collation, and is about three times cheaper than joining a derived table,
+ * so it comes first: a candidate spelled exactly like a returned mapping is
+ * that mapping (one row per collation class, by the unique key). Only when
+ * the IN query found mappings that leave some candidates unexplained (a
+ * mapping spelled in another case, say) are those candidates joined one by
+ * one against host_mappings, so that the collation decides which is which.
+ * In the common cases (nothing mapped yet, or everything already mapped)
+ * that second query never runs.
+ */
+async function findMysqlBatch(db: Knex, batch: readonly string[]): Promise<HostMappingMatch[]> {
+  const found: Array<{ host: string; cell_id: number }> = await db('host_mappings').select('host', 'cell_id').whereIn('host', batch);
+  if (found.length === 0) return [];
+  const exact = new Map(found.map((r) => [String(r.host), Number(r.cell_id)]));
+  const out: HostMappingMatch[] = [];
+  const rest: string[] = [];
+  for (const h of batch) {
+    const cellId = exact.get(h);
+    if (cellId === undefined) rest.push(h);
+    else out.push({ candidate: h, host: h, cellId });
+  }
+  if (rest.length === 0) return out;
+  const rows: Array<{ candidate: string; host: string; cell_id: number }> = await rawRows(
+    db,
+    `SELECT c.h AS candidate, hm.host AS host, hm.cell_id AS cell_id FROM (${rest.map(() => 'SELECT ? AS h').join(' UNION ALL ')}) AS c JOIN host_mappings hm ON hm.host = c.h`,
+    rest,
+  );
+  for (const r of rows) out.push({ candidate: String(r.candidate), host: String(r.host), cellId: Number(r.cell_id) });
   return out;
 }
 
