@@ -1,0 +1,286 @@
+// Fault injection helpers: a deployment with a plan of hundreds of changes,
+// a run of the built binary that is SIGKILLed once its journal reaches a
+// chosen line, and the invariants checked after every kill.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import type { Knex } from 'knex';
+import { BIN, assertBuilt } from '../helpers/cli.js';
+import { createTestDeployment, type TestDeployment } from '../helpers/test-deployment.js';
+import { ensureResourceClasses, ensureTrait, getOrCreateProject, getOrCreateUser, insertComputeNodes, insertInventories, insertResourceProviders, insertServices } from '../../src/sandbox/rows.js';
+import { readJournal } from '../../src/operations/journal.js';
+
+export const COMMANDS = {
+  orphans: ['compute_node', 'cleanup_orphans'],
+  providers: ['placement', 'cleanup_providers'],
+} as const;
+
+export interface FaultDeployment {
+  readonly d: TestDeployment;
+  /** Consumers the plans may remove whole (neither an instance nor a migration). */
+  readonly orphanConsumers: ReadonlySet<string>;
+  /** The uuids of the orphan compute nodes (and of their providers). */
+  readonly orphanNodes: ReadonlySet<string>;
+  /** consumer -> resource class -> total used, before any run. */
+  readonly initial: ReadonlyMap<string, ReadonlyMap<number, number>>;
+}
+
+const CHUNK = 200;
+
+async function bulk(k: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK) await k(table).insert(rows.slice(i, i + CHUNK));
+}
+
+/**
+ * The libvirt scenario, plus `orphans` compute nodes in cell1 whose service
+ * is gone, each with a COMPUTE_NODE provider, inventory and one orphaned
+ * consumer's allocations; plus `stale` providers whose compute node never
+ * existed (a deleted node's uuid), each with inventory and an orphaned consumer.
+ */
+export async function createFaultDeployment(orphans: number, stale: number, prefix = 'flt'): Promise<FaultDeployment> {
+  const d = await createTestDeployment('mysql', 'libvirt', prefix);
+  const cell = d.knex('cell1');
+  const placement = d.knex('placement');
+  const tag = randomUUID().slice(0, 6);
+  const now = '2026-01-01 00:00:00';
+  const nodes = Array.from({ length: orphans }, (_, i) => ({ host: `orphan-${tag}-${i}`, uuid: randomUUID() }));
+  const serviceIds = await insertServices(
+    cell,
+    nodes.map((n) => ({ uuid: randomUUID(), host: n.host, lastSeenUp: now })),
+  );
+  await insertComputeNodes(
+    cell,
+    nodes.map((n) => ({ uuid: n.uuid, host: n.host, hypervisorHostname: `${n.host}.example.org`, hypervisorType: 'QEMU' as const, vcpus: 8, memoryMb: 16384, localGb: 100 })),
+  );
+  await cell('services').whereIn('id', serviceIds).update({ deleted: cell.raw('id'), deleted_at: now });
+  // Stale providers: a soft-deleted compute node's uuid, no live node.
+  const staleNodes = Array.from({ length: stale }, (_, i) => ({ host: `stale-${tag}-${i}`, uuid: randomUUID() }));
+  const staleIds = await insertComputeNodes(
+    cell,
+    staleNodes.map((n) => ({ uuid: n.uuid, host: n.host, hypervisorHostname: `${n.host}.example.org`, hypervisorType: 'QEMU' as const })),
+  );
+  await cell('compute_nodes').whereIn('id', staleIds).update({ deleted: cell.raw('id'), deleted_at: now });
+
+  const all = [...nodes, ...staleNodes];
+  const providerIds = await insertResourceProviders(
+    placement,
+    all.map((n) => ({ uuid: n.uuid, name: `${n.host}.example.org`, generation: 3 })),
+  );
+  await insertInventories(
+    placement,
+    providerIds.flatMap((id) => [
+      { providerId: id, resourceClass: 'VCPU', total: 8, allocationRatio: 16 },
+      { providerId: id, resourceClass: 'MEMORY_MB', total: 16384, reserved: 512, allocationRatio: 1.5 },
+      { providerId: id, resourceClass: 'DISK_GB', total: 100 },
+    ]),
+  );
+  const trait = await ensureTrait(placement, 'COMPUTE_NODE');
+  await bulk(placement, 'resource_provider_traits', providerIds.map((id) => ({ trait_id: trait, resource_provider_id: id, created_at: now, updated_at: null })));
+  const project = await getOrCreateProject(placement, 'fault-project');
+  const user = await getOrCreateUser(placement, 'fault-user');
+  const consumers = providerIds.map(() => randomUUID());
+  await bulk(placement, 'consumers', consumers.map((uuid) => ({ uuid, project_id: project, user_id: user, generation: 1, created_at: now, updated_at: now, consumer_type_id: null })));
+  const classes = await ensureResourceClasses(placement, ['VCPU', 'MEMORY_MB']);
+  await bulk(
+    placement,
+    'allocations',
+    providerIds.flatMap((id, i) => [
+      { resource_provider_id: id, consumer_id: consumers[i], resource_class_id: classes.get('VCPU'), used: 2, created_at: now, updated_at: null },
+      { resource_provider_id: id, consumer_id: consumers[i], resource_class_id: classes.get('MEMORY_MB'), used: 2048, created_at: now, updated_at: null },
+    ]),
+  );
+  return { d, orphanConsumers: new Set(consumers), orphanNodes: new Set(nodes.map((n) => n.uuid)), initial: await allocationTotals(placement) };
+}
+
+export async function allocationTotals(placement: Knex): Promise<Map<string, Map<number, number>>> {
+  const rows = (await placement('allocations').select('consumer_id', 'resource_class_id').sum({ used: 'used' }).groupBy('consumer_id', 'resource_class_id')) as Array<{
+    consumer_id: string;
+    resource_class_id: number;
+    used: string | number;
+  }>;
+  const out = new Map<string, Map<number, number>>();
+  for (const r of rows) {
+    const m = out.get(r.consumer_id) ?? new Map<number, number>();
+    m.set(Number(r.resource_class_id), Number(r.used));
+    out.set(r.consumer_id, m);
+  }
+  return out;
+}
+
+/** Every broken invariant, as one line each; [] when all hold. */
+export async function checkInvariants(f: FaultDeployment, journals: readonly string[]): Promise<string[]> {
+  const bad: string[] = [];
+  const placement = f.d.knex('placement');
+  const cell = f.d.knex('cell1');
+  // 1. No allocation lost or duplicated: per consumer and class, the total is
+  //    unchanged, or (only for orphaned consumers) gone whole.
+  const now = await allocationTotals(placement);
+  for (const [consumer, before] of f.initial) {
+    const after = now.get(consumer);
+    if (after === undefined) {
+      if (!f.orphanConsumers.has(consumer)) bad.push(`consumer ${consumer} lost its allocations`);
+      continue;
+    }
+    const same = after.size === before.size && [...before].every(([rc, used]) => after.get(rc) === used);
+    if (!same) bad.push(`consumer ${consumer}: totals ${JSON.stringify([...after])} != ${JSON.stringify([...before])}`);
+  }
+  for (const consumer of now.keys()) if (!f.initial.has(consumer)) bad.push(`consumer ${consumer} appeared`);
+  // A consumer row goes with its last allocation, in the same transaction.
+  const consumerRows = new Set(((await placement('consumers').select('uuid')) as Array<{ uuid: string }>).map((r) => r.uuid));
+  for (const c of f.orphanConsumers) if (consumerRows.has(c) !== now.has(c)) bad.push(`orphan consumer ${c}: row ${consumerRows.has(c)} but allocations ${now.has(c)}`);
+  // 2. No allocation on a provider that is gone or has no inventory of its class.
+  const dangling = (await placement('allocations as a')
+    .leftJoin('inventories as i', function () {
+      this.on('i.resource_provider_id', 'a.resource_provider_id').andOn('i.resource_class_id', 'a.resource_class_id');
+    })
+    .whereNull('i.id')
+    .count({ n: '*' })) as Array<{ n: number | string }>;
+  if (Number(dangling[0]?.n) !== 0) bad.push(`${dangling[0]?.n} allocation(s) without the inventory of their provider`);
+  // 3. No half-deleted provider: no inventory, trait or aggregate link left by a deleted provider.
+  for (const t of ['inventories', 'resource_provider_traits', 'resource_provider_aggregates']) {
+    const left = (await placement(`${t} as x`).leftJoin('resource_providers as rp', 'rp.id', 'x.resource_provider_id').whereNull('rp.id').count({ n: '*' })) as Array<{ n: number | string }>;
+    if (Number(left[0]?.n) !== 0) bad.push(`${left[0]?.n} ${t} row(s) of a deleted provider`);
+  }
+  // Cell convention: a soft-deleted node has deleted = id and deleted_at set.
+  const odd = (await cell('compute_nodes').whereRaw('deleted <> 0 AND (deleted <> id OR deleted_at IS NULL)').count({ n: '*' })) as Array<{ n: number | string }>;
+  if (Number(odd[0]?.n) !== 0) bad.push(`${odd[0]?.n} compute node(s) soft-deleted against nova's convention`);
+  // Placement is released before the compute node row goes away.
+  const deletedNodes = ((await cell('compute_nodes').select('uuid').whereNot('deleted', 0).whereIn('uuid', [...f.orphanNodes])) as Array<{ uuid: string }>).map((r) => r.uuid);
+  if (deletedNodes.length > 0) {
+    const still = (await placement('resource_providers').whereIn('uuid', deletedNodes).count({ n: '*' })) as Array<{ n: number | string }>;
+    if (Number(still[0]?.n) !== 0) bad.push(`${still[0]?.n} orphan compute node(s) soft-deleted while their provider remains`);
+  }
+  // 4. Every journal parses (an incomplete last line from the kill is dropped).
+  for (const j of journals) {
+    if (!existsSync(j)) continue;
+    try {
+      const r = readJournal(j);
+      for (const c of r.changes) if (c.rows.length === 0 && r.committed.has(c.seq)) bad.push(`${j}: committed change ${c.seq} without row images`);
+    } catch (err) {
+      bad.push(`${j}: ${(err as Error).message}`);
+    }
+  }
+  return bad;
+}
+
+export interface KilledRun {
+  /** true if the process was killed before it exited by itself. */
+  readonly killed: boolean;
+  readonly code: number | null;
+  readonly stderr: string;
+  readonly journalBytes: number;
+}
+
+/**
+ * Run `argv` and SIGKILL it once its journal holds `atLines` lines (or after
+ * `maxMs`, or never if it exits first).
+ */
+export function runAndKill(argv: readonly string[], journal: string, atLines: number, maxMs = 30_000): Promise<KilledRun> {
+  assertBuilt();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...argv], { env: { PATH: process.env['PATH'], HOME: '/nonexistent-home' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    let killed = false;
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    const started = Date.now();
+    const poll = setInterval(() => {
+      let lines = 0;
+      if (existsSync(journal)) {
+        const text = readFileSync(journal, 'utf8');
+        for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lines++;
+      }
+      if (lines >= atLines || Date.now() - started > maxMs) {
+        killed = child.exitCode === null && child.kill('SIGKILL');
+        clearInterval(poll);
+      }
+    }, 2);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearInterval(poll);
+      resolve({ killed: killed && code === null, code, stderr, journalBytes: existsSync(journal) ? statSync(journal).size : 0 });
+    });
+  });
+}
+
+export interface CampaignStats {
+  kills: number;
+  exitedBeforeKill: number;
+  invariantChecks: number;
+  rounds: number;
+  changesPlanned: number;
+  undone: number;
+  violations: string[];
+}
+
+async function runQuiet(argv: readonly string[]): Promise<{ code: number; out: string }> {
+  const r = await runAndKill(argv, '/nonexistent/never', Number.POSITIVE_INFINITY, 120_000);
+  return { code: r.code ?? 137, out: r.stderr };
+}
+
+function plannedChanges(stdout: string): number {
+  const m = /(\d+) change\(s\)/.exec(stdout);
+  return m === null ? 0 : Number(m[1]);
+}
+
+/**
+ * Kill campaigns on one fault deployment. Per round and command: `killsPerCommand`
+ * SIGKILLs at random journal depths, the invariants after each, then a re-run
+ * that finishes the plan (exit 4) and a third run that exits 0. The round ends
+ * by undoing every journal newest first, which must restore every allocation,
+ * so the next round starts from the same plan.
+ */
+export async function killCampaign(
+  f: FaultDeployment,
+  opts: { rounds: number; killsPerCommand: number; journalDir: string; log?: (s: string) => void; dryRunStdout: (argv: readonly string[]) => Promise<{ code: number; stdout: string }> },
+): Promise<CampaignStats> {
+  const stats: CampaignStats = { kills: 0, exitedBeforeKill: 0, invariantChecks: 0, rounds: 0, changesPlanned: 0, undone: 0, violations: [] };
+  let n = 0;
+  for (let round = 0; round < opts.rounds; round++) {
+    const journals: string[] = [];
+    for (const cmd of [COMMANDS.orphans, COMMANDS.providers]) {
+      const base = [...f.d.args, ...cmd];
+      const dry = await opts.dryRunStdout(base);
+      const total = plannedChanges(dry.stdout);
+      stats.changesPlanned += total;
+      for (let k = 0; k < opts.killsPerCommand; k++) {
+        // What is left of the plan after the previous kills.
+        const left = k === 0 ? total : plannedChanges((await opts.dryRunStdout(base)).stdout);
+        if (left === 0) break;
+        const journal = `${opts.journalDir}/run-${++n}.jsonl`;
+        journals.push(journal);
+        // A journal line per change and per commit, plus the header.
+        const atLines = 1 + Math.floor(Math.random() * Math.max(1, left * 2));
+        const r = await runAndKill([...base, '--apply', '--journal', journal], journal, atLines);
+        if (r.killed) stats.kills++;
+        else {
+          stats.exitedBeforeKill++;
+          if (r.code !== 4 && r.code !== 0) stats.violations.push(`${cmd.join(' ')} exited ${r.code} unkilled: ${r.stderr.trim()}`);
+        }
+        stats.invariantChecks++;
+        for (const v of await checkInvariants(f, journals)) stats.violations.push(`round ${round} kill ${k} (${cmd.join(' ')} at line ${atLines}): ${v}`);
+      }
+      const again = await opts.dryRunStdout(base);
+      const finish = `${opts.journalDir}/run-${++n}.jsonl`;
+      journals.push(finish);
+      const second = await runQuiet([...base, '--apply', '--journal', finish]);
+      if (again.code === 3 && second.code !== 4) stats.violations.push(`round ${round} ${cmd.join(' ')}: the re-run exited ${second.code}, not 4: ${second.out.trim()}`);
+      if (again.code === 0 && second.code !== 0) stats.violations.push(`round ${round} ${cmd.join(' ')}: nothing left, yet the re-run exited ${second.code}`);
+      const third = await runQuiet([...base, '--apply']);
+      if (third.code !== 0) stats.violations.push(`round ${round} ${cmd.join(' ')}: the third run exited ${third.code}, not 0: ${third.out.trim()}`);
+      for (const v of await checkInvariants(f, journals)) stats.violations.push(`round ${round} after the re-runs: ${v}`);
+    }
+    // Undo everything, newest journal first: every allocation comes back.
+    for (const j of [...journals].reverse()) {
+      if (!existsSync(j)) continue;
+      const u = await runQuiet([...f.d.args, 'undo', j, '--journal', `${j}.undo`]);
+      if (u.code !== 0 && u.code !== 4) stats.violations.push(`round ${round}: undo ${j} exited ${u.code}: ${u.out.trim()}`);
+      else stats.undone++;
+    }
+    const totals = await allocationTotals(f.d.knex('placement'));
+    const restored = totals.size === f.initial.size && [...f.initial].every(([c, m]) => [...m].every(([rc, used]) => totals.get(c)?.get(rc) === used));
+    if (!restored) stats.violations.push(`round ${round}: undo did not restore every allocation (${totals.size} consumers, ${f.initial.size} before)`);
+    stats.rounds++;
+    opts.log?.(`round ${round}: ${stats.kills} kills so far, ${stats.violations.length} violation(s)`);
+  }
+  return stats;
+}

@@ -1,0 +1,5 @@
+// The full SIGKILL campaign: FAULT_KILLS kills per command (default 100),
+// over FAULT_ROUNDS rounds, each round undone to start from the same plan.
+import { killSuite } from './kill-suite.js';
+
+killSuite('fault injection (full): SIGKILL mid-apply', { kills: 100, rounds: 10, orphans: 150, stale: 60, timeoutMs: 3_600_000 });
