@@ -1,0 +1,112 @@
+// Connection loss (issue 6, part 3), on MariaDB:
+// - the tool's placement connections are KILLed from another session while it
+//   applies: it exits 2 with one error line, nothing is half-written (the
+//   invariants of the kill campaign hold), and a re-run converges (4, then 0);
+// - a cell whose cell_mappings URL points at a dead port while the others
+//   work: every reconciliation command exits 2 naming the cell, and no
+//   database changes.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { BIN, runBin } from '../helpers/cli.js';
+import { describeMysql, mysqlKnex } from '../helpers/mysql.js';
+import { mysqlDatabaseOf, snapshotDeployment } from '../helpers/db-checksum.js';
+import { COMMANDS, checkInvariants, createFaultDeployment, type FaultDeployment } from './helpers.js';
+
+const TIMES = Number(process.env['FAULT_CONN_KILLS'] ?? 5);
+
+describeMysql('connection loss', () => {
+  let f: FaultDeployment;
+  beforeAll(async () => {
+    f = await createFaultDeployment(150, 40, 'cl');
+  }, 120_000);
+  afterAll(async () => {
+    await f?.d.cleanup();
+  });
+
+  /** Run an apply; once its journal has `atLines` lines, KILL every connection to `db` until it exits. */
+  async function applyAndKillConnections(argv: readonly string[], journal: string, db: string, atLines: number): Promise<{ code: number | null; stderr: string; killedIds: number }> {
+    const admin = mysqlKnex();
+    let killedIds = 0;
+    try {
+      return await new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [BIN, ...argv], { env: { PATH: process.env['PATH'], HOME: '/nonexistent-home' }, stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        let done = false;
+        child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+        const loop = async (): Promise<void> => {
+          while (!done) {
+            const lines = existsSync(journal) ? readFileSync(journal, 'utf8').split('\n').length - 1 : 0;
+            if (lines >= atLines) {
+              const rows = (await admin.raw('SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()', [db]))[0] as Array<{ id: number }>;
+              for (const r of rows) {
+                await admin.raw(`KILL ${Number(r.id)}`).catch(() => undefined);
+                killedIds++;
+              }
+            }
+            await new Promise((r) => setTimeout(r, 3));
+          }
+        };
+        const looping = loop().catch(reject);
+        child.on('error', reject);
+        child.on('close', (code) => {
+          done = true;
+          void looping.then(() => resolve({ code, stderr, killedIds }));
+        });
+      });
+    } finally {
+      await admin.destroy();
+    }
+  }
+
+  it(`the placement connection KILLed mid-apply, ${TIMES} times: exit 2, one line, nothing half-written, re-runs converge`, async () => {
+    const placementDb = mysqlDatabaseOf(f.d.url('placement'));
+    const journals: string[] = [];
+    let failures = 0;
+    for (let i = 0; i < TIMES; i++) {
+      const cmd = i % 2 === 0 ? COMMANDS.orphans : COMMANDS.providers;
+      const journal = join(f.d.dir, `conn-${i}.jsonl`);
+      journals.push(journal);
+      const r = await applyAndKillConnections([...f.d.args, ...cmd, '--apply', '--journal', journal], journal, placementDb, 2 + Math.floor(Math.random() * 60));
+      if (r.code === 0 || r.code === 4) continue; // finished before the first KILL landed
+      failures++;
+      expect(r.code, r.stderr).toBe(2);
+      // The journal line and progress lines, then ONE error line (a hint may follow); no stack.
+      const errorLines = r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('journal: ') && !l.startsWith('applied ') && !l.startsWith('hint: '));
+      expect(errorLines, r.stderr).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+      expect(await checkInvariants(f, journals)).toEqual([]);
+    }
+    expect(failures, 'at least one apply lost its connection').toBeGreaterThan(0);
+    console.log(`connection loss: ${failures} apply run(s) lost their placement connection; invariants held after each`);
+    for (const cmd of [COMMANDS.orphans, COMMANDS.providers]) {
+      const dry = await runBin([...f.d.args, ...cmd]);
+      const again = await runBin([...f.d.args, ...cmd, '--apply']);
+      expect(again.code, again.stderr).toBe(dry.code === 3 ? 4 : 0);
+      const third = await runBin([...f.d.args, ...cmd, '--apply']);
+      expect(third.code, third.stderr).toBe(0);
+    }
+    expect(await checkInvariants(f, journals)).toEqual([]);
+  }, 300_000);
+
+  it('an unreachable cell: reconciliation commands exit 2 naming it, and change nothing', async () => {
+    // Fresh work for the planners: the scenario's compute-3 loses its service.
+    const cell1 = f.d.knex('cell1');
+    await cell1('services').update({ deleted: cell1.raw('id'), deleted_at: '2026-01-01 00:00:00' }).where('host', 'compute-3');
+    const api = f.d.knex('api');
+    await api('cell_mappings').update({ database_connection: f.d.url('cell2').replace(/@[^/]+\//, '@127.0.0.1:1/') }).where('uuid', f.d.dbs.cellUuids.cell2);
+    try {
+      const before = await snapshotDeployment(f.d);
+      for (const argv of [['audit'], [...COMMANDS.orphans, '--apply'], [...COMMANDS.providers, '--apply'], ['compute_node', 'rebalance', '--apply'], [...COMMANDS.orphans], ['compute_node', 'list']]) {
+        const r = await runBin([...f.d.args, ...argv]);
+        expect(r.code, `${argv.join(' ')}: ${r.stdout}${r.stderr}`).toBe(2);
+        expect(r.stdout + r.stderr).toMatch(/cell2/);
+        expect(r.stderr).not.toMatch(/^\s+at /m);
+      }
+      expect(await snapshotDeployment(f.d)).toEqual(before);
+    } finally {
+      await api('cell_mappings').update({ database_connection: f.d.url('cell2') }).where('uuid', f.d.dbs.cellUuids.cell2);
+    }
+  }, 120_000);
+});
