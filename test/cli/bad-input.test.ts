@@ -325,3 +325,53 @@ describeMysql('bad input [mariadb]', () => {
     expect(await snapshot()).not.toEqual(before);
   });
 });
+
+// Reconciliation commands: bad argv, --ironic-nodes files and journals for undo.
+describe('bad input of the reconciliation commands [sqlite deployment]', () => {
+  let d: TestDeployment;
+  // Made now: the cases' argv name files in it when they are registered.
+  const work = mkdtempSync(join(tmpdir(), 'nova-reconcile-badr-'));
+  const file = (name: string): string => join(work, name);
+  const UNKNOWN = '11111111-2222-4333-8444-555555555555';
+
+  beforeAll(async () => {
+    d = await createTestDeployment('sqlite', 'libvirt', 'badr');
+    writeFileSync(file('not-json.json'), 'not json');
+    writeFileSync(file('empty.json'), '');
+    writeFileSync(file('non-objects.json'), '[1, 2]');
+    writeFileSync(file('corrupt.jsonl'), 'garbage\n');
+    writeFileSync(file('foreign.jsonl'), '{"type":"header","format":"other/1"}\n');
+    writeFileSync(file('truncated-header.jsonl'), '{"type":"header","format":"nova-reconc');
+    writeFileSync(
+      file('other-deployment.jsonl'),
+      JSON.stringify({ type: 'header', format: 'nova-reconcile-journal/1', command: 'compute_node cleanup_orphans', startedAt: '2026-01-01 00:00:00', deployment: { api: 'mysql://db.example.org/nova_api', cells: [] } }) + '\n',
+    );
+  });
+  afterAll(async () => {
+    await d?.cleanup();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const cmd = (...argv: string[]) => (): string[] => [...d.args, ...argv];
+  const usage = 127;
+  catalogue(
+    [
+      { name: 'compute_node list --cell with a malformed uuid', argv: cmd('compute_node', 'list', '--cell', 'not-a-uuid'), code: usage, channel: 'stderr', message: /--cell "not-a-uuid" is not a cell uuid/ },
+      { name: 'compute_node list --cell with an unknown uuid', argv: cmd('compute_node', 'list', '--cell', UNKNOWN), code: usage, channel: 'stderr', message: /has no mapping/ },
+      { name: 'compute_node move with both --node and --from-host', argv: cmd('compute_node', 'move', '--node', UNKNOWN, '--from-host', 'a', '--to-host', 'b'), code: usage, channel: 'stderr', message: /give either --node .* or --from-host/ },
+      { name: 'compute_node move --node with a malformed uuid', argv: cmd('compute_node', 'move', '--node', 'not-a-uuid', '--to-host', 'b'), code: usage, channel: 'stderr', message: /--node "not-a-uuid": not a valid UUID/ },
+      { name: 'audit --ironic-nodes: not JSON', argv: cmd('audit', '--ironic-nodes', file('not-json.json')), code: usage, channel: 'stderr', message: /--ironic-nodes \S+: line 1: .*not a valid UUID/ },
+      { name: 'audit --ironic-nodes: an empty file', argv: cmd('audit', '--ironic-nodes', file('empty.json')), code: usage, channel: 'stderr', message: /the file is empty/ },
+      { name: 'audit --ironic-nodes: a list of non-objects', argv: cmd('audit', '--ironic-nodes', file('non-objects.json')), code: usage, channel: 'stderr', message: /entry 1 is not an object/ },
+      { name: 'audit --ironic-nodes: a missing file', argv: cmd('audit', '--ironic-nodes', file('nope.json')), code: usage, channel: 'stderr', message: /cannot read the file/ },
+      { name: 'undo: a corrupt journal', argv: cmd('undo', file('corrupt.jsonl')), code: usage, channel: 'stderr', message: /corrupt at line 1: not JSON/ },
+      { name: 'undo: a foreign file', argv: cmd('undo', file('foreign.jsonl')), code: usage, channel: 'stderr', message: /is not a nova-reconcile journal/ },
+      { name: 'undo: a journal truncated inside its header', argv: cmd('undo', file('truncated-header.jsonl')), code: usage, channel: 'stderr', message: /truncated/ },
+      { name: 'undo: a journal of another deployment', argv: cmd('undo', file('other-deployment.jsonl')), code: usage, channel: 'stderr', message: /written for another deployment/ },
+      { name: 'undo: a missing journal', argv: cmd('undo', file('missing.jsonl')), code: usage, channel: 'stderr', message: /cannot read the journal/ },
+      { name: 'an unknown option of audit', argv: cmd('audit', '--bogus'), code: usage, channel: 'stderr', message: /unknown option '--bogus'/, json: false },
+      { name: 'an unsupported --format', argv: cmd('compute_node', 'rebalance', '--format', 'yaml'), code: usage, channel: 'stderr', message: /'yaml' is invalid/, json: false },
+    ],
+    () => snapshotDeployment(d, { dirs: [work] }),
+  );
+});
