@@ -210,6 +210,8 @@ export interface CampaignStats {
   changesPlanned: number;
   undone: number;
   violations: string[];
+  /** Kills per command name. */
+  killsByCommand: Record<string, number>;
 }
 
 async function runQuiet(argv: readonly string[]): Promise<{ code: number; out: string }> {
@@ -233,7 +235,7 @@ export async function killCampaign(
   f: FaultDeployment,
   opts: { rounds: number; killsPerCommand: number; journalDir: string; log?: (s: string) => void; dryRunStdout: (argv: readonly string[]) => Promise<{ code: number; stdout: string }> },
 ): Promise<CampaignStats> {
-  const stats: CampaignStats = { kills: 0, exitedBeforeKill: 0, invariantChecks: 0, rounds: 0, changesPlanned: 0, undone: 0, violations: [] };
+  const stats: CampaignStats = { kills: 0, exitedBeforeKill: 0, invariantChecks: 0, rounds: 0, changesPlanned: 0, undone: 0, violations: [], killsByCommand: {} };
   let n = 0;
   for (let round = 0; round < opts.rounds; round++) {
     const journals: string[] = [];
@@ -251,7 +253,10 @@ export async function killCampaign(
         // A journal line per change and per commit, plus the header.
         const atLines = 1 + Math.floor(Math.random() * Math.max(1, left * 2));
         const r = await runAndKill([...base, '--apply', '--journal', journal], journal, atLines);
-        if (r.killed) stats.kills++;
+        if (r.killed) {
+          stats.kills++;
+          stats.killsByCommand[cmd.join(' ')] = (stats.killsByCommand[cmd.join(' ')] ?? 0) + 1;
+        }
         else {
           stats.exitedBeforeKill++;
           if (r.code !== 4 && r.code !== 0) stats.violations.push(`${cmd.join(' ')} exited ${r.code} unkilled: ${r.stderr.trim()}`);
