@@ -2,12 +2,26 @@
 // one pinned connection of the API database: a killed process loses its
 // session and so its lock. On SQLite an exclusive write transaction held on a
 // small lock file beside the API database: the OS releases it on exit.
+import { createHash } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { ReconcileError } from '../errors.js';
 import type { Database } from './connect.js';
 
 export async function withSessionLock<T>(api: Database, name: string, timeoutSec: number, fn: () => Promise<T>): Promise<T> {
-  return api.dialect === 'mysql' ? withMysqlLock(api.knex, name, timeoutSec, fn) : withSqliteLock(api, name, timeoutSec, fn);
+  if (api.dialect === 'mysql' && api.target.kind === 'mysql') return withMysqlLock(api.knex, mysqlLockName(name, api.target.database), timeoutSec, fn);
+  return withSqliteLock(api, name, timeoutSec, fn);
+}
+
+/**
+ * GET_LOCK names are server-wide, and one MariaDB server often holds the
+ * databases of several deployments: the lock is scoped to the API database
+ * so that they do not wait for each other. Names are kept within MySQL's
+ * 64 characters.
+ */
+export function mysqlLockName(name: string, database: string | undefined): string {
+  const full = `${name}:${database ?? ''}`;
+  if (full.length <= 64) return full;
+  return `${name}:${createHash('sha256').update(database ?? '').digest('hex')}`.slice(0, 64);
 }
 
 function lockHeld(name: string, timeoutSec: number): ReconcileError {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
 import { mysqlKnex } from '../helpers/mysql.js';
 import { createTestDeployment, describeEachDialect, type TestDeployment } from '../helpers/test-deployment.js';
+import { mysqlLockName } from '../../src/db/locks.js';
 import { APPLY_LOCK } from '../../src/operations/apply-plan.js';
 
 describeEachDialect('apply lock', (dialect) => {
@@ -50,9 +51,11 @@ async function holdLock(d: TestDeployment): Promise<() => Promise<void>> {
     const dbName = /\/([^/?]+)(\?|$)/.exec(d.url('api'))?.[1] ?? '';
     const k = mysqlKnex(dbName);
     const conn: unknown = await k.client.acquireConnection();
-    await k.raw('SELECT GET_LOCK(?, 0)', [APPLY_LOCK]).connection(conn);
+    const name = mysqlLockName(APPLY_LOCK, dbName);
+    const got = (await k.raw('SELECT GET_LOCK(?, 10) AS got', [name]).connection(conn)) as Array<Array<{ got: number }>>;
+    if (got[0]?.[0]?.got !== 1) throw new Error(`the test could not take the lock ${name}`);
     return async () => {
-      await k.raw('SELECT RELEASE_LOCK(?)', [APPLY_LOCK]).connection(conn);
+      await k.raw('SELECT RELEASE_LOCK(?)', [name]).connection(conn);
       await k.client.releaseConnection(conn);
       await k.destroy();
     };
