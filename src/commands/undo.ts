@@ -15,10 +15,12 @@ export const undoCommand: CommandSpec = {
       'is refused and reported, never overwritten. Rows already back at their before-image are left alone, so undo can be re-run.',
     'Unlike the other mutating commands, undo applies by default: the journal is the plan that was already approved. Use --dry-run to ' +
       'see what would be restored. The undo writes its own journal, so it can be undone in turn. A journal that is corrupt, truncated, ' +
-      'or was written for another deployment is refused.',
+      'or was written for another deployment is refused; a journal whose last line a killed run left incomplete is accepted only with ' +
+      '--allow-truncated.',
   ],
   options: [
     { flags: '--dry-run', description: 'show what would be restored and change nothing' },
+    { flags: '--allow-truncated', description: 'accept a journal whose last line was cut off by a killed run: that entry never committed and is dropped' },
     { flags: '--apply', description: 'accepted for symmetry with the other commands (undo applies by default)' },
     { flags: '--journal <file>', description: "where to write the undo's own journal" },
     FORMAT_OPTION,
@@ -38,6 +40,7 @@ export const undoCommand: CommandSpec = {
     const result = await useDeployment(ctx, (d) =>
       undoJournal(d, args[0] ?? '', {
         dryRun,
+        allowTruncatedTail: o['allowTruncated'] === true,
         journalDir: settings.journalDir,
         undoJournalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
         onJournal: (p) => ctx.stderr.write(`journal: ${p}\n`),

@@ -88,8 +88,16 @@ export interface ReadJournal {
   readonly committed: ReadonlySet<number>;
 }
 
-/** Parse and validate a journal; any corruption or truncation is refused with one line. */
-export function readJournal(path: string): ReadJournal {
+/**
+ * Parse and validate a journal; any corruption or truncation is refused with
+ * one line. A process killed while appending leaves an incomplete LAST line;
+ * that entry's transaction never committed (a change line is fsynced before
+ * its commit; a commit marker is informational), so with `allowTruncatedTail`
+ * the line is dropped and the rest is used. That is an explicit choice of the
+ * operator (`undo --allow-truncated`): a journal cut short by a copy or a full
+ * disk looks the same, and undoing part of it silently would be a guess.
+ */
+export function readJournal(path: string, options: { readonly allowTruncatedTail?: boolean } = {}): ReadJournal {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -97,12 +105,12 @@ export function readJournal(path: string): ReadJournal {
     throw new ReconcileError('input', `cannot read the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   if (text.length === 0) throw new ReconcileError('input', `the journal ${path} is empty`);
-  // A process killed while appending leaves an incomplete LAST line. That
-  // entry's transaction never committed (a change line is fsynced before its
-  // commit; a commit marker is informational), so the line is dropped. A
-  // journal with nothing complete but a damaged header is still refused.
+  if (!text.endsWith('\n') && options.allowTruncatedTail !== true)
+    throw new ReconcileError('input', `the journal ${path} is truncated (its last line is incomplete); refusing to undo from it`, {
+      hint: 'if the run that wrote it was killed, `undo --allow-truncated` drops that uncommitted last entry and undoes the rest',
+    });
   const complete = text.endsWith('\n') ? text : text.slice(0, text.lastIndexOf('\n') + 1);
-  if (complete.length === 0) throw new ReconcileError('input', `the journal ${path} is truncated (its last line is incomplete); refusing to undo from it`);
+  if (complete.length === 0) throw new ReconcileError('input', `the journal ${path} is truncated inside its header; refusing to undo from it`);
   const lines = complete.slice(0, -1).split('\n');
   const entries: unknown[] = lines.map((line, i) => {
     try {

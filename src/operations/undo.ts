@@ -14,6 +14,8 @@ import { defaultJournalPath, openJournal, readJournal, type JournalChange, type 
 
 export interface UndoOptions {
   readonly dryRun: boolean;
+  /** Accept a journal whose last line a killed run left incomplete (that entry never committed). */
+  readonly allowTruncatedTail: boolean;
   readonly journalDir: string;
   readonly undoJournalPath: string | undefined;
   readonly onJournal?: (path: string) => void;
@@ -33,7 +35,7 @@ export interface UndoResult {
 class DryRunRollback extends Error {}
 
 export async function undoJournal(deployment: Deployment, path: string, options: UndoOptions): Promise<UndoResult> {
-  const journal = readJournal(path);
+  const journal = readJournal(path, { allowTruncatedTail: options.allowTruncatedTail });
   const here = await deploymentIdentity(deployment);
   const there = journal.header.deployment;
   if (there.api !== here.api || !there.cells.every((c) => here.cells.includes(c)))

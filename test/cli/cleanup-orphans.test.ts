@@ -1,5 +1,5 @@
 // compute_node cleanup_orphans + undo through the built binary, on SQLite and MariaDB.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Knex } from 'knex';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
@@ -90,7 +90,16 @@ describeEachDialect('compute_node cleanup_orphans', (dialect) => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('nothing to do');
 
-    const undo = await runBin([...d.args, 'undo', journal, '--journal', join(d.dir, 'undo.jsonl')]);
+    // A journal cut mid-line (as by a killed run) is refused unless the operator says so.
+    const text = readFileSync(journal, 'utf8');
+    const cut = join(d.dir, 'cut.jsonl');
+    writeFileSync(cut, text.slice(0, text.length - 5));
+    const refusedCut = await runBin([...d.args, 'undo', cut]);
+    expect(refusedCut.code).toBe(127);
+    expect(refusedCut.stderr).toMatch(/truncated .*--allow-truncated/);
+    expect(await snapshotAll(d)).not.toEqual(before);
+
+    const undo = await runBin([...d.args, 'undo', cut, '--allow-truncated', '--journal', join(d.dir, 'undo.jsonl')]);
     expect(undo.stderr).not.toContain('error');
     expect(undo.code).toBe(4);
     expect(await snapshotAll(d)).toEqual(before);

@@ -277,7 +277,7 @@ export async function killCampaign(
     // Undo everything, newest journal first: every allocation comes back.
     for (const j of [...journals].reverse()) {
       if (!existsSync(j)) continue;
-      const u = await runQuiet([...f.d.args, 'undo', j, '--journal', `${j}.undo`]);
+      const u = await runQuiet([...f.d.args, 'undo', j, '--allow-truncated', '--journal', `${j}.undo`]);
       if (u.code !== 0 && u.code !== 4) stats.violations.push(`round ${round}: undo ${j} exited ${u.code}: ${u.out.trim()}`);
       else stats.undone++;
     }
