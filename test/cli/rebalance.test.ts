@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Knex } from 'knex';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
-import { mysqlKnex } from '../helpers/mysql.js';
+import { mysqlKnex, describeMysql } from '../helpers/mysql.js';
 import { createTestDeployment, describeEachDialect, type TestDeployment } from '../helpers/test-deployment.js';
 import { IRONIC_FAILOVER } from '../../src/sandbox/scenarios/ironic-failover.js';
 
@@ -226,12 +226,10 @@ describeEachDialect('compute_node rebalance: bad input', (dialect) => {
   });
 });
 
-describeEachDialect('compute_node rebalance: a concurrent nova-compute', (dialect) => {
-  if (dialect !== 'mysql') {
-    // SQLite has one writer per file: a second writer cannot hold a row while the apply runs.
-    it.skip('needs row locks (MariaDB)', () => undefined);
-    return;
-  }
+// MariaDB only: SQLite has one writer per file, so a second writer cannot
+// hold a row while the apply runs.
+describeMysql('compute_node rebalance: a concurrent nova-compute [mariadb]', () => {
+  const dialect = 'mysql' as const;
   let d: TestDeployment;
   beforeAll(async () => {
     d = await createTestDeployment(dialect, 'ironic-failover', 'rc');
