@@ -11,7 +11,9 @@ import knexFactory, { type Knex } from 'knex';
 import { migrateSchema } from '../src/db/migrate.js';
 import type { ScaleDatabases } from '../src/sandbox/scale-generator.js';
 
-export const CELL0_UUID = '00000000-0000-0000-0000-000000000000';
+import { CELL0_UUID } from '../src/db/deployment.js';
+
+export { CELL0_UUID };
 
 export interface Server {
   readonly host: string;

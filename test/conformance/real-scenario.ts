@@ -7,7 +7,7 @@ import { runBin, type CliResult } from '../helpers/cli.js';
 import { mysqlKnex } from '../helpers/mysql.js';
 import type { RealDeployment, ToolResult } from './real-nova.js';
 
-export const CELL0_UUID = '00000000-0000-0000-0000-000000000000';
+export { CELL0_UUID } from '../../src/db/deployment.js';
 
 export interface RealScenarioDatabases {
   readonly dbs: ScenarioDatabases;
