@@ -335,7 +335,7 @@ function findNodesWithoutProvider(a: Audit): void {
       suggestion:
         blocker === undefined
           ? `restart nova-compute on ${n.host ?? '-'}: it creates the provider in its next update_available_resource`
-          : 'nova-reconcile placement cleanup_providers',
+          : nameBlockerFix(a.ix, blocker),
     });
   }
 }
@@ -470,6 +470,15 @@ function formatResources(allocations: readonly AllocationRec[]): string {
   return [...sums].map(([rc, used]) => `${rc}=${used}`).join(', ');
 }
 
+/**
+ * Who frees a provider name that blocks a node: cleanup_providers re-keys or
+ * deletes a stale provider; one that belongs to a live node (the ironic
+ * rebalance's duplicate) is compute_node rebalance's to resolve.
+ */
+function nameBlockerFix(ix: SnapshotIndex, blocker: ProviderRec): string {
+  return isStaleComputeProvider(ix, blocker) ? 'nova-reconcile placement cleanup_providers' : 'nova-reconcile compute_node rebalance';
+}
+
 function findNameConflicts(a: Audit): void {
   for (const rp of a.s.placement?.providers ?? []) {
     if (rp.name === null) continue;
@@ -481,7 +490,7 @@ function findNameConflicts(a: Audit): void {
         cellUuid: n.cellUuid,
         summary: `resource provider ${rp.uuid} holds the name ${rp.name} of ${nodeLabel(n)}, so nova-compute cannot create that node's provider (409)`,
         objects: { provider_id: rp.id, provider_uuid: rp.uuid, provider_name: rp.name, node_uuid: n.uuid, host: n.host, provider_is_stale: stale },
-        suggestion: stale ? 'nova-reconcile placement cleanup_providers' : 'nova-reconcile compute_node rebalance',
+        suggestion: nameBlockerFix(a.ix, rp),
       });
     }
   }

@@ -9,6 +9,7 @@ import { SANDBOX_CELL_UUIDS as CELL } from '../../src/sandbox/create-sandbox.js'
 import { DELETED_IRONIC_NODE, deletedIronicNodeIronicList } from '../../src/sandbox/scenarios/deleted-ironic-node.js';
 import { LIBVIRT_HOSTS } from '../../src/sandbox/scenarios/libvirt.js';
 import { STALE_PROVIDER } from '../../src/sandbox/scenarios/stale-provider.js';
+import { IRONIC_FAILOVER } from '../../src/sandbox/scenarios/ironic-failover.js';
 import { FINDING_KINDS } from '../../src/domain/audit.js';
 import { scenarioClock } from '../../src/sandbox/clock.js';
 
@@ -184,6 +185,9 @@ describeEachDialect('audit on stale-provider', (dialect) => {
     ]);
     const conflict = r.doc.findings.find((f) => f.kind === 'provider-name-conflict' && f.cell_uuid === CELL.cell1);
     expect(conflict?.objects).toMatchObject({ provider_uuid: S.empty.staleUuid, provider_name: 'compute-7.sandbox.example.org', provider_is_stale: true });
+    // The blockers are stale, so freeing the names is cleanup_providers' work.
+    const blocked = r.doc.findings.filter((f) => f.kind === 'node-without-provider' || f.kind === 'provider-name-conflict');
+    expect(new Set(blocked.map((f) => f.suggestion))).toEqual(new Set(['nova-reconcile placement cleanup_providers']));
     const classes = r.doc.findings.filter((f) => f.kind === 'stale-allocation').map((f) => [f.objects['consumer_uuid'], f.objects['class'], f.objects['resources']]);
     expect(classes).toEqual([
       [S.server.uuid, 'live-instance-on-node', 'VCPU=4, MEMORY_MB=8192, DISK_GB=40'],
@@ -234,6 +238,32 @@ describeEachDialect('audit refuses to run on partial knowledge', (dialect) => {
     expect(doc.error.kind).toBe('connection');
     expect(doc.error.message).toContain(`cannot read cell 'cell2' (${CELL.cell2})`);
     expect(doc).not.toHaveProperty('findings');
+  });
+});
+
+describeEachDialect('audit on ironic-failover (the 409 of a rebalance)', (dialect) => {
+  let d: TestDeployment;
+  beforeEach(async () => {
+    d = await createTestDeployment(dialect, 'ironic-failover', 'au');
+  });
+  afterEach(async () => {
+    await d.cleanup();
+  });
+
+  it('the name is held by a live duplicate: every suggestion is compute_node rebalance, and following it leaves a clean audit', async () => {
+    const r = await auditJson(d);
+    expect(r.code).toBe(3);
+    const blocked = r.doc.findings.find((f) => f.kind === 'node-without-provider');
+    expect(blocked?.objects['blocking_provider_uuid']).toBe(IRONIC_FAILOVER.nodeUuid);
+    expect(r.doc.findings.map((f) => f.suggestion.replace(/ --include-down$/, ''))).toEqual(r.doc.findings.map(() => 'nova-reconcile compute_node rebalance'));
+    // cleanup_providers has nothing to do here (it would not free the name) ...
+    const cleanup = await runBin([...d.args, 'placement', 'cleanup_providers']);
+    expect(cleanup.code, cleanup.stderr).toBe(0);
+    // ... rebalance does.
+    const apply = await runBin([...d.args, 'compute_node', 'rebalance', '--apply']);
+    expect(apply.code, apply.stdout + apply.stderr).toBe(4);
+    const after = await auditJson(d);
+    expect([after.code, after.doc.findings]).toEqual([0, []]);
   });
 });
 

@@ -358,6 +358,18 @@ describe('auditSnapshot: placement', () => {
     expect(findings.find((f) => f.objects['provider_uuid'] === u('trait'))?.cellUuid).toBeUndefined();
   });
 
+  it('node-without-provider: a name held by a live duplicate (ironic rebalance) points at compute_node rebalance', () => {
+    const svc0 = service('ironic-0');
+    const svc1 = service('ironic-1');
+    const canonical = node('ironic-0', 'node-a', { uuid: u('a') });
+    const duplicate = node('ironic-1', 'node-a', { uuid: u('b') });
+    const s = snapshot({ hostMappings: [mapping('ironic-0'), mapping('ironic-1')], services: [svc0, svc1], computeNodes: [canonical, duplicate], providers: [providerOf(canonical)] });
+    const findings = auditSnapshot(s);
+    const blocked = findings.find((f) => f.kind === 'node-without-provider');
+    expect(blocked).toMatchObject({ objects: { node_uuid: u('b'), blocking_provider_uuid: u('a') }, suggestion: 'nova-reconcile compute_node rebalance' });
+    expect(findings.find((f) => f.kind === 'provider-name-conflict')).toMatchObject({ objects: { provider_is_stale: false }, suggestion: 'nova-reconcile compute_node rebalance' });
+  });
+
   it('provider-name-conflict: a stale provider holds the name of a live node with another uuid (the 409)', () => {
     const svc = service('compute-7');
     const live = node('compute-7', 'compute-7.example.org', { uuid: u('new') });
