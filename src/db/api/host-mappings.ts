@@ -28,21 +28,31 @@ export interface HostMappingListRow {
  * matched which mapping.
  */
 export async function findHostMappings(db: Knex, dialect: Dialect, hosts: readonly string[]): Promise<HostMappingMatch[]> {
-  const unique = [...new Set(hosts)];
-  const out: HostMappingMatch[] = [];
-  for (const batch of chunk(unique)) {
-    if (dialect === 'mysql') out.push(...(await findMysqlBatch(db, batch)));
-    else {
-      const rows: Array<{ candidate: string; host: string; cell_id: number }> = await rawRows(
-        db,
-        'SELECT j.value AS candidate, hm.host AS host, hm.cell_id AS cell_id FROM json_each(?) AS j ' +
-          'JOIN host_mappings hm ON rtrim(hm.host) = rtrim(j.value) COLLATE NOCASE',
-        [JSON.stringify(batch)],
-      );
-      for (const r of rows) out.push({ candidate: String(r.candidate), host: String(r.host), cellId: Number(r.cell_id) });
+  const batches = chunk([...new Set(hosts)]);
+  // On MySQL two batches are in flight at once (the API pool holds two
+  // connections), which hides one round trip behind the other; results are
+  // kept in batch order.
+  const results: HostMappingMatch[][] = new Array<HostMappingMatch[]>(batches.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < batches.length) {
+      const index = next++;
+      results[index] = await findBatch(db, dialect, batches[index] as string[]);
     }
-  }
-  return out;
+  };
+  await Promise.all(Array.from({ length: dialect === 'mysql' ? Math.min(2, batches.length) : Math.min(1, batches.length) }, worker));
+  return results.flat();
+}
+
+async function findBatch(db: Knex, dialect: Dialect, batch: readonly string[]): Promise<HostMappingMatch[]> {
+  if (dialect === 'mysql') return findMysqlBatch(db, batch);
+  const rows: Array<{ candidate: string; host: string; cell_id: number }> = await rawRows(
+    db,
+    'SELECT j.value AS candidate, hm.host AS host, hm.cell_id AS cell_id FROM json_each(?) AS j ' +
+      'JOIN host_mappings hm ON rtrim(hm.host) = rtrim(j.value) COLLATE NOCASE',
+    [JSON.stringify(batch)],
+  );
+  return rows.map((r) => ({ candidate: String(r.candidate), host: String(r.host), cellId: Number(r.cell_id) }));
 }
 
 /**
