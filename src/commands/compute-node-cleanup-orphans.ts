@@ -2,7 +2,7 @@
 import type { CommandSpec } from '../cli/spec.js';
 import { planOrphanCleanup } from '../domain/orphan-nodes.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
-import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
 
 export const cleanupOrphansCommand: CommandSpec = {
   path: ['compute_node', 'cleanup_orphans'],
@@ -16,7 +16,7 @@ export const cleanupOrphansCommand: CommandSpec = {
       "consumer's allocations are deleted, and a live instance's last allocations are never touched. Then the compute node is soft-deleted " +
       "as Nova does (deleted = id, WHERE id = ? AND host = ? AND deleted = 0). A node with a live instance is refused: use compute_node rebalance.",
   ],
-  options: [{ flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' }, ...APPLY_OPTIONS],
+  options: [{ flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' }, MAX_COUNT_OPTION, ...APPLY_OPTIONS],
   exitCodes: PLAN_EXIT_CODES,
   examples: [
     'openstack baremetal node list -f json > nodes.json',

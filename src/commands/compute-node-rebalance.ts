@@ -2,7 +2,7 @@
 import type { CommandSpec } from '../cli/spec.js';
 import { parseHostList, parseUuidArguments, planRebalance, type RingMembers } from '../domain/rebalance.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
-import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
 
 export const rebalanceCommand: CommandSpec = {
   path: ['compute_node', 'rebalance'],
@@ -29,6 +29,7 @@ export const rebalanceCommand: CommandSpec = {
     { flags: '--cell <uuid>', description: 'only this cell' },
     { flags: '--node <uuid>', description: 'only this ironic node (its uuid or a compute node uuid); repeatable', repeatable: true },
     { flags: '--ring-members <hosts>', description: 'comma-separated ring members, overriding [nova_reconcile] ironic_ring_members and Nova\'s membership' },
+    MAX_COUNT_OPTION,
     ...APPLY_OPTIONS,
   ],
   exitCodes: PLAN_EXIT_CODES,

@@ -2,7 +2,7 @@
 import type { CommandSpec } from '../cli/spec.js';
 import { planProviderCleanup } from '../domain/stale-providers.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
-import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
 
 export const cleanupProvidersCommand: CommandSpec = {
   path: ['placement', 'cleanup_providers'],
@@ -18,7 +18,7 @@ export const cleanupProvidersCommand: CommandSpec = {
     'A stale provider that holds the name of a live compute node blocks that node from registering. When no provider has the live node\'s ' +
       'uuid, the stale provider is re-keyed to it if it holds allocations (everything it holds is kept, generation + 1), or deleted if empty.',
   ],
-  options: [...APPLY_OPTIONS],
+  options: [MAX_COUNT_OPTION, ...APPLY_OPTIONS],
   exitCodes: PLAN_EXIT_CODES,
   examples: ['nova-reconcile placement cleanup_providers', 'nova-reconcile placement cleanup_providers --apply --format json'],
   async run(ctx, o) {

@@ -7,6 +7,7 @@ import { applyJson, planJson, renderApplyText, renderPlanText } from '../cli/ren
 import { FORMAT_OPTION, type CommandContext, type CommandOptions, type OptionSpec } from '../cli/spec.js';
 import type { Deployment } from '../db/deployment.js';
 import { isEmptyPlan, type Plan } from '../domain/plan.js';
+import { ReconcileError } from '../errors.js';
 import { applyPlan, withApplyLock } from '../operations/apply-plan.js';
 import { printJson, useDeployment } from './deployment.js';
 
@@ -15,6 +16,12 @@ export const APPLY_OPTIONS: readonly OptionSpec[] = [
   { flags: '--journal <file>', description: 'write the journal of applied changes here (default: a timestamped file in [nova_reconcile] journal_dir)' },
   FORMAT_OPTION,
 ];
+
+/** For the commands whose plans are lists of independent units. */
+export const MAX_COUNT_OPTION: OptionSpec = {
+  flags: '--max-count <n>',
+  description: 'act on at most N units, the first N of the plan; the rest is left for a later run (re-run until it exits 0). Default: all',
+};
 
 export const PLAN_EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
   [0, 'nothing to do'],
@@ -28,16 +35,20 @@ export const PLAN_EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
 
 export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, buildPlan: (d: Deployment) => Promise<Plan>): Promise<number> {
   const json = o['format'] === 'json';
+  const maxCount = parseMaxCount(o['maxCount']);
   const settings = ctx.loadConfig().reconcile;
+  const limited = async (d: Deployment): Promise<{ plan: Plan; deferred: number }> => limitPlan(await buildPlan(d), maxCount);
+  const deferredLine = (deferred: number): string =>
+    deferred === 0 ? '' : `${deferred} more unit(s) left for a later run (--max-count ${String(maxCount)}).\n`;
   return useDeployment(ctx, async (d) => {
     if (o['apply'] !== true) {
-      const plan = await buildPlan(d);
-      if (json) printJson(ctx, { ...(planJson(plan) as object), dry_run: true, changed: false });
-      else ctx.stdout.write(renderPlanText(plan) + (isEmptyPlan(plan) ? '' : '\nNothing was changed. Re-run with --apply to apply this plan.\n'));
+      const { plan, deferred } = await limited(d);
+      if (json) printJson(ctx, { ...(planJson(plan) as object), dry_run: true, changed: false, deferred_units: deferred });
+      else ctx.stdout.write(renderPlanText(plan) + deferredLine(deferred) + (isEmptyPlan(plan) ? '' : '\nNothing was changed. Re-run with --apply to apply this plan.\n'));
       return isEmptyPlan(plan) ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
     }
     return withApplyLock(d, settings.lockTimeout, async () => {
-      const plan = await buildPlan(d);
+      const { plan, deferred } = await limited(d);
       const result = await applyPlan(d, plan, {
         journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
         journalDir: settings.journalDir,
@@ -46,11 +57,26 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
           if (ctx.stderrIsTty || done === total || done % 500 === 0) ctx.stderr.write(`applied ${done}/${total} unit(s)\n`);
         },
       });
-      if (json) printJson(ctx, applyJson(plan, result));
-      else ctx.stdout.write(isEmptyPlan(plan) ? renderPlanText(plan) : renderApplyText(result));
+      if (json) printJson(ctx, { ...(applyJson(plan, result) as object), deferred_units: deferred });
+      else ctx.stdout.write((isEmptyPlan(plan) ? renderPlanText(plan) : renderApplyText(result)) + deferredLine(deferred));
       if (isEmptyPlan(plan)) return RECONCILE_EXIT.clean;
       const partial = result.refused.length > 0 || result.outcomes.some((u) => u.status === 'skipped');
       return partial ? RECONCILE_EXIT.partial : RECONCILE_EXIT.applied;
     });
   });
+}
+
+/** --max-count: a positive integer, checked before any database is opened. */
+function parseMaxCount(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value);
+  if (!/^[0-9]+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text)))
+    throw new ReconcileError('usage', `--max-count must be a positive integer, got '${text}'`);
+  return Number(text);
+}
+
+/** The first maxCount units (refusals are always reported); the count of the others. */
+export function limitPlan(plan: Plan, maxCount: number | undefined): { plan: Plan; deferred: number } {
+  if (maxCount === undefined || plan.units.length <= maxCount) return { plan, deferred: 0 };
+  return { plan: { ...plan, units: plan.units.slice(0, maxCount) }, deferred: plan.units.length - maxCount };
 }
