@@ -1,7 +1,8 @@
 // undo JOURNAL: restore the rows an applied run changed.
 import { RECONCILE_EXIT } from '../cli/exit-codes.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
-import { undoJournal } from '../operations/undo.js';
+import { withApplyLock } from '../operations/apply-plan.js';
+import { readJournalFor, undoJournal } from '../operations/undo.js';
 import { printJson, useDeployment } from './deployment.js';
 
 export const undoCommand: CommandSpec = {
@@ -37,15 +38,22 @@ export const undoCommand: CommandSpec = {
   async run(ctx, o, args) {
     const dryRun = o['dryRun'] === true;
     const settings = ctx.loadConfig().reconcile;
-    const result = await useDeployment(ctx, (d) =>
-      undoJournal(d, args[0] ?? '', {
-        dryRun,
-        allowTruncatedTail: o['allowTruncated'] === true,
-        journalDir: settings.journalDir,
-        undoJournalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
-        onJournal: (p) => ctx.stderr.write(`journal: ${p}\n`),
-      }),
-    );
+    const result = await useDeployment(ctx, async (d) => {
+      const undo = (): ReturnType<typeof undoJournal> =>
+        undoJournal(d, args[0] ?? '', {
+          dryRun,
+          allowTruncatedTail: o['allowTruncated'] === true,
+          journalDir: settings.journalDir,
+          undoJournalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
+          onJournal: (p) => ctx.stderr.write(`journal: ${p}\n`),
+        });
+      // Writes under the apply lock, as every applying command: two undos of
+      // one journal (or an undo racing an apply) run one after the other.
+      if (dryRun) return undo();
+      // A journal that cannot be used is refused before the lock is taken.
+      await readJournalFor(d, args[0] ?? '', o['allowTruncated'] === true);
+      return withApplyLock(d, settings.lockTimeout, undo);
+    });
     const count = (s: string): number => result.items.filter((i) => i.status === s).length;
     if (o['format'] === 'json') printJson(ctx, { ...result, changed: count('restored') > 0 });
     else {

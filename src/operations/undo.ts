@@ -34,14 +34,21 @@ export interface UndoResult {
 
 class DryRunRollback extends Error {}
 
-export async function undoJournal(deployment: Deployment, path: string, options: UndoOptions): Promise<UndoResult> {
-  const journal = readJournal(path, { allowTruncatedTail: options.allowTruncatedTail });
+/** Read a journal and check it belongs to this deployment; refused with one line otherwise. */
+export async function readJournalFor(deployment: Deployment, path: string, allowTruncatedTail: boolean): Promise<ReturnType<typeof readJournal>> {
+  const journal = readJournal(path, { allowTruncatedTail });
   const here = await deploymentIdentity(deployment);
   const there = journal.header.deployment;
   if (there.api !== here.api || !there.cells.every((c) => here.cells.includes(c)))
     throw new ReconcileError('input', `the journal ${path} was written for another deployment (API database ${there.api}); this one is ${here.api}`, {
       hint: 'run undo with the --config-file of the deployment the journal came from',
     });
+  return journal;
+}
+
+export async function undoJournal(deployment: Deployment, path: string, options: UndoOptions): Promise<UndoResult> {
+  const journal = await readJournalFor(deployment, path, options.allowTruncatedTail === true);
+  const here = await deploymentIdentity(deployment);
   const items: UndoItem[] = [];
   let writer: JournalWriter | undefined;
   try {
