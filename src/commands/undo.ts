@@ -13,7 +13,8 @@ export const undoCommand: CommandSpec = {
   description: [
     'Reads a journal written by an applied run (--apply) and restores every row it lists to its before-image, newest change first, ' +
       'each change in one transaction. Every row is a compare-and-swap against its after-image: a row that has changed since the run ' +
-      'is refused and reported, never overwritten. Rows already back at their before-image are left alone, so undo can be re-run.',
+      'is refused and reported, never overwritten. Rows already back at their before-image are left alone, so undo can be re-run. ' +
+      'It writes under the apply lock, as the applying commands do: a second undo, or an apply, waits up to [nova_reconcile] lock_timeout.',
     'Unlike the other mutating commands, undo applies by default: the journal is the plan that was already approved. Use --dry-run to ' +
       'see what would be restored. The undo writes its own journal, so it can be undone in turn. A journal that is corrupt, truncated, ' +
       'or was written for another deployment is refused; a journal whose last line a killed run left incomplete is accepted only with ' +
