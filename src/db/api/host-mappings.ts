@@ -40,7 +40,7 @@ export async function findHostMappings(db: Knex, dialect: Dialect, hosts: readon
       results[index] = await findBatch(db, dialect, batches[index] as string[]);
     }
   };
-  await Promise.all(Array.from({ length: dialect === 'mysql' ? Math.min(2, batches.length) : Math.min(1, batches.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(dialect === 'mysql' ? 2 : 1, batches.length) }, worker));
   return results.flat();
 }
 
