@@ -29,11 +29,14 @@ export interface BenchOptions {
   readonly out: string;
   /** Server for the scratch databases, mysql://user[:password]@host[:port]. */
   readonly mysqlUrl: string;
+  /** Hosts of the generated clouds for the other commands (bench/reconcile.ts); empty: that section is skipped. */
+  readonly reconcileSizes: readonly number[];
 }
 
 export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--runs R] [--nova-runs R]
                         [--nova-manage auto|never|always] [--nova-max-hosts M]
                         [--budget-minutes B] [--nodes-per-host K] [--out FILE|-] [--mysql URL]
+                        [--reconcile-hosts N[,N...]|none]
 
   --hosts N[,N...]   hosts per cell, one benchmark per size (default 1000,10000,30000)
   --cells C          cells holding hosts, besides cell0 (default 1)
@@ -48,7 +51,12 @@ export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--
   --nodes-per-host K compute nodes per host, ironic-style when K > 1 (default 1)
   --out FILE|-       Markdown report (default bench/RESULTS.md; - for none)
   --mysql URL        MariaDB server for the scratch databases
-                     (default $BENCH_MYSQL_URL or mysql://root@127.0.0.1:3306)`;
+                     (default $BENCH_MYSQL_URL or mysql://root@127.0.0.1:3306)
+  --reconcile-hosts N[,N...]|none
+                     hosts of the generated clouds on which list_hosts, audit,
+                     placement audit, cleanup_orphans and cleanup_providers are
+                     measured; the rebalance cloud (1,000 ironic nodes) comes
+                     with them (default 1000,10000,30000; none: skip them)`;
 
 export class UsageError extends Error {}
 
@@ -70,6 +78,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         'budget-minutes': { type: 'string' },
         out: { type: 'string' },
         mysql: { type: 'string' },
+        'reconcile-hosts': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -95,6 +104,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   } catch {
     problems.push(`--mysql is not a URL: ${JSON.stringify(mysqlUrl)}`);
   }
+  const reconcileText = v['reconcile-hosts'] ?? '1000,10000,30000';
+  const reconcileSizes = reconcileText === 'none' ? [] : reconcileText.split(',').map((s) => positiveInt('--reconcile-hosts', s.trim(), problems));
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return Object.freeze({
     sizes: Object.freeze(sizes),
@@ -107,6 +118,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     nodesPerHost,
     out: v.out ?? 'bench/RESULTS.md',
     mysqlUrl,
+    reconcileSizes: Object.freeze(reconcileSizes),
   });
 }
 

@@ -124,6 +124,8 @@ export interface ReportContext {
   readonly runs: number;
   readonly novaRuns: number;
   readonly notes: readonly string[];
+  /** Further Markdown sections, after the discover_hosts targets. */
+  readonly sections: readonly string[];
 }
 
 /** The results table, one row per size and command. */
@@ -166,7 +168,7 @@ export function renderReport(ctx: ReportContext, sizes: readonly SizeResult[]): 
   ]);
   const plural = (n: number): string => `${n} run${n === 1 ? '' : 's'}`;
   return [
-    '# nova-reconcile benchmark: `cell_v2 discover_hosts`',
+    '# nova-reconcile benchmark',
     '',
     `Run ${ctx.date} with \`${ctx.commandLine}\`.`,
     '',
@@ -188,6 +190,7 @@ export function renderReport(ctx: ReportContext, sizes: readonly SizeResult[]): 
     '',
     renderTargetsTable(sizes),
     '',
+    ...ctx.sections.flatMap((section) => [section, '']),
     '## Setup and individual runs',
     '',
     ...setup,
@@ -226,7 +229,7 @@ export function formatSeconds(s: number): string {
   return s.toFixed(1);
 }
 
-function formatRatio(r: number): string {
+export function formatRatio(r: number): string {
   if (!Number.isFinite(r)) return '∞';
   return r >= 10 ? `${Math.round(r)}×` : `${r.toFixed(2)}×`;
 }
@@ -240,7 +243,7 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 || lo === undefined ? hi : (lo + hi) / 2;
 }
 
-function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], rightAlign: readonly boolean[]): string {
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], rightAlign: readonly boolean[]): string {
   const widths = header.map((h, i) => Math.max(h.length, 3, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
     `| ${cells.map((c, i) => (rightAlign[i] === true ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;

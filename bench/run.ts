@@ -26,6 +26,7 @@ import {
   type SizeResult,
 } from './report.js';
 import { createScratchDeployment, dropDatabases, live, parseServer, serverKnex, type ScratchDeployment, type Server } from './scratch-deployment.js';
+import { benchmarkReconcile, renderReconcileSection, renderReconcileTables, type ReconcileSection } from './reconcile.js';
 import { verifyMappings } from './verify.js';
 
 const OURS_TIMEOUT_MS = 10 * 60_000;
@@ -107,6 +108,11 @@ async function main(argv: readonly string[]): Promise<number> {
     notes.push(...sizeNotes);
     process.stderr.write(`\n${renderResultsTable([result])}\n\n`);
   }
+  let reconcile: ReconcileSection | undefined;
+  if (opts.reconcileSizes.length > 0) {
+    reconcile = await benchmarkReconcile({ server, cli: CLI, runs: opts.runs, nova, novaMaxHosts: opts.novaMaxHosts, progress }, opts.reconcileSizes);
+    process.stderr.write(`\n${renderReconcileTables(reconcile)}\n\n`);
+  }
   const totalSeconds = (Date.now() - began) / 1000;
   notes.push(`The whole benchmark took ${formatSeconds(totalSeconds)} s; load average at the end: ${formatLoad()}.`);
   if (opts.nodesPerHost > 1) {
@@ -121,6 +127,7 @@ async function main(argv: readonly string[]): Promise<number> {
       runs: opts.runs,
       novaRuns: opts.novaRuns,
       notes,
+      sections: reconcile === undefined ? [] : [renderReconcileSection(reconcile)],
     },
     sizes,
   );

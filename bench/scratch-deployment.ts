@@ -48,6 +48,9 @@ export interface ScratchDeployment {
   readonly cells: readonly ScratchCell[];
   readonly confPath: string;
   readonly scaleDatabases: ScaleDatabases;
+  /** Only with withPlacement. */
+  readonly placementDatabase: string | undefined;
+  readonly placement: Knex | undefined;
   /** What a SQLAlchemy URL for a database on this server looks like. */
   sqlalchemyUrl(database: string): string;
   drop(): Promise<void>;
@@ -86,12 +89,17 @@ interface SessionConn {
   query(sql: string, cb: (err: Error | null) => void): void;
 }
 
-export async function createScratchDeployment(server: Server, cellCount: number): Promise<ScratchDeployment> {
+/**
+ * `withPlacement` adds a placement database (`<tag>_placement`, in
+ * `[placement_database] connection`), for the commands that read it.
+ */
+export async function createScratchDeployment(server: Server, cellCount: number, withPlacement = false): Promise<ScratchDeployment> {
   const tag = `nrbench_${randomBytes(3).toString('hex')}`;
   const apiDatabase = `${tag}_api`;
   const cell0Database = `${tag}_cell0`;
   const cellDatabases = Array.from({ length: cellCount }, (_, i) => `${tag}_cell${i + 1}`);
-  const all = [apiDatabase, cell0Database, ...cellDatabases];
+  const placementDatabase = withPlacement ? `${tag}_placement` : undefined;
+  const all = [apiDatabase, cell0Database, ...cellDatabases, ...(placementDatabase === undefined ? [] : [placementDatabase])];
 
   const admin = serverKnex(server);
   const handles: Knex[] = [];
@@ -114,6 +122,11 @@ export async function createScratchDeployment(server: Server, cellCount: number)
     const cellKnexes = cellDatabases.map((db) => serverKnex(server, db));
     handles.push(...cellKnexes);
     await migrateSchema(api, 'api');
+    const placement = placementDatabase === undefined ? undefined : serverKnex(server, placementDatabase);
+    if (placement !== undefined) {
+      handles.push(placement);
+      await migrateSchema(placement, 'placement');
+    }
     // The cells' DDL is independent: build them side by side.
     await Promise.all([cell0, ...cellKnexes].map((k) => migrateSchema(k, 'cell')));
 
@@ -170,6 +183,10 @@ export async function createScratchDeployment(server: Server, cellCount: number)
         '[database]',
         `connection = ${sqlalchemyUrl(firstCell)}`,
         '',
+        ...(placementDatabase === undefined ? [] : ['[placement_database]', `connection = ${sqlalchemyUrl(placementDatabase)}`, '']),
+        '[nova_reconcile]',
+        `journal_dir = ${join(dir, 'journal')}`,
+        '',
       ].join('\n'),
     );
     return {
@@ -179,6 +196,8 @@ export async function createScratchDeployment(server: Server, cellCount: number)
       cells,
       confPath,
       scaleDatabases: { api, cells: cells.map((c) => c.knex), cellIds: cells.map((c) => c.id) },
+      placementDatabase,
+      placement,
       sqlalchemyUrl,
       drop,
     };
