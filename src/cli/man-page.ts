@@ -40,7 +40,7 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     'Environment variables OS_\\fIGROUP\\fR__\\fIOPTION\\fR override the files.',
     'Options read: [api_database] connection, [database] connection, [DEFAULT] transport_url, [placement_database] connection,',
     '[DEFAULT] service_down_time and report_interval, and the [nova_reconcile] section: journal_dir, lock_timeout (s),',
-    'cell_concurrency, connect_timeout (s), ironic_ring_members.',
+    'cell_concurrency, apply_concurrency, connect_timeout (s), ironic_ring_members.',
     '.SH SECURITY',
     'No password is printed in any output, log, error or journal, except by',
     '.BR "cell_v2 list_cells \\-\\-verbose" ,',

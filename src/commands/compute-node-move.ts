@@ -59,6 +59,7 @@ async function runMove(ctx: CommandContext, o: CommandOptions, options: NodeMove
       const result = await applyPlan(d, mp.plan, {
         journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
         journalDir: settings.journalDir,
+        concurrency: settings.applyConcurrency,
         onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
       });
       if (json) printJson(ctx, { ...(applyJson(mp.plan, result) as object), ...moveReport(mp, result) });

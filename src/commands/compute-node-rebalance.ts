@@ -21,7 +21,9 @@ export const rebalanceCommand: CommandSpec = {
       "than service_down_time), to the owner that Nova's hash ring picks among the live members (host and service_id). Its instance " +
       'follows (instances.host; instances.node is unchanged). A node with more than one live instance is refused.',
     'Each change is its own compare-and-swap transaction, journaled, in that order, so a crash after any of them leaves a state that ' +
-      'the next run finishes. The ring members are the up, enabled ironic nova-compute services of the cell, or --ring-members / ' +
+      'the next run finishes. Different ironic nodes touch different rows, so up to [nova_reconcile] apply_concurrency of them (default 4) ' +
+      'are applied at the same time; nodes that share a row (a provider, a consumer) are still applied one after the other, in plan order. ' +
+      'The ring members are the up, enabled ironic nova-compute services of the cell, or --ring-members / ' +
       '[nova_reconcile] ironic_ring_members for deployments that partition with peer_list or conductor groups.',
   ],
   options: [

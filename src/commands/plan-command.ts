@@ -52,6 +52,7 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
       const result = await applyPlan(d, plan, {
         journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
         journalDir: settings.journalDir,
+        concurrency: settings.applyConcurrency,
         onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
         onProgress: (done, total) => {
           if (ctx.stderrIsTty || done === total || done % 500 === 0) ctx.stderr.write(`applied ${done}/${total} unit(s)\n`);

@@ -88,6 +88,7 @@ function readReconcileSettings(lookup: OptionLookup, args: LoadConfigArgs, probl
     journalDir: journalDir === undefined || journalDir === '' ? defaultJournalDir(args) : expandHome(journalDir, args.home),
     lockTimeout: readInteger(lookup, { group, key: 'lock_timeout', default: 10, min: 0 }, problems),
     cellConcurrency: readInteger(lookup, { group, key: 'cell_concurrency', default: 4, min: 1, max: 64 }, problems),
+    applyConcurrency: readInteger(lookup, { group, key: 'apply_concurrency', default: 4, min: 1, max: 16 }, problems),
     connectTimeout: readInteger(lookup, { group, key: 'connect_timeout', default: 10, min: 1 }, problems),
     ironicRingMembers: readList(lookup, group, 'ironic_ring_members'),
   });

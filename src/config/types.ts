@@ -49,6 +49,12 @@ export interface ReconcileSettings {
   readonly lockTimeout: number;
   /** [nova_reconcile] cell_concurrency (default 4). */
   readonly cellConcurrency: number;
+  /**
+   * [nova_reconcile] apply_concurrency (default 4): units of a plan applied
+   * at the same time, where their footprints are disjoint; 1 applies them
+   * one after the other.
+   */
+  readonly applyConcurrency: number;
   /** [nova_reconcile] connect_timeout, seconds (default 10). */
   readonly connectTimeout: number;
   /** [nova_reconcile] ironic_ring_members, comma-separated; undefined when unset. */

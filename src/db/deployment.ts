@@ -45,6 +45,8 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
   let api: Promise<Database> | undefined;
   let placement: Promise<Database> | undefined;
   const timeout = config.reconcile.connectTimeout;
+  // Units applied side by side each hold a connection of the database they write.
+  const writePool = Math.max(2, config.reconcile.applyConcurrency);
 
   const open = (url: string, role: string, kind: SchemaKind, poolMax?: number): Promise<Database> => {
     const p = (async () => {
@@ -98,7 +100,7 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
           p = Promise.reject(new ReconcileError('config', `cell ${mapping.uuid} has no database_connection in cell_mappings`));
           p.catch(() => undefined);
         } else {
-          p = open(url, role, 'cell');
+          p = open(url, role, 'cell', writePool);
         }
         cells.set(mapping.uuid, p);
       }
@@ -115,7 +117,7 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
           );
           placement.catch(() => undefined);
         } else {
-          placement = open(url, 'placement database', 'placement');
+          placement = open(url, 'placement database', 'placement', writePool);
         }
       }
       return placement;

@@ -61,8 +61,24 @@ function valuesEqual(a: RowValue, b: RowValue): boolean {
 
 /** Select rows for update (a row lock on MySQL; SQLite's write transaction already excludes writers). */
 export async function selectForUpdate(trx: Knex.Transaction, dialect: Dialect, table: string, where: Readonly<Record<string, string | number>>): Promise<Row[]> {
+  return selectLocked(trx, dialect, table, where, 'update');
+}
+
+/**
+ * Select rows under a shared lock: nobody can change them until the
+ * transaction ends, while other transactions that only read-lock them (the
+ * re-homes of other nodes onto the same service) go on side by side.
+ */
+export async function selectForShare(trx: Knex.Transaction, dialect: Dialect, table: string, where: Readonly<Record<string, string | number>>): Promise<Row[]> {
+  return selectLocked(trx, dialect, table, where, 'share');
+}
+
+async function selectLocked(trx: Knex.Transaction, dialect: Dialect, table: string, where: Readonly<Record<string, string | number>>, mode: 'update' | 'share'): Promise<Row[]> {
   const q = trx(table).select('*').where(where);
-  if (dialect === 'mysql') q.forUpdate();
+  if (dialect === 'mysql') {
+    if (mode === 'update') q.forUpdate();
+    else q.forShare();
+  }
   const rows: Array<Record<string, unknown>> = await q;
   return rows.map(normaliseRow);
 }

@@ -2,6 +2,7 @@
 // the values it expects to find. Planners (pure) build plans from a
 // Snapshot; src/operations/apply-plan.ts applies them unit by unit, each
 // change as one compare-and-swap transaction in its own database.
+import { assertNever } from '../errors.js';
 
 /** Which database a change writes. */
 export type DbRef = { readonly db: 'api' } | { readonly db: 'placement' } | { readonly db: 'cell'; readonly cellUuid: string };
@@ -138,6 +139,14 @@ export interface Unit {
   readonly title: string;
   /** Applied in order; a change whose rows moved stops the unit (the rest is skipped). */
   readonly changes: readonly PlannedChange[];
+  /**
+   * Keys of every row the unit writes or locks, and of every value a later
+   * unit's plan was computed from (a generation, a name). Units with
+   * disjoint footprints may be applied at the same time; a unit waits for
+   * every earlier unit it shares a key with. A unit without a footprint is
+   * applied alone, after every earlier unit has finished.
+   */
+  readonly footprint?: readonly string[];
 }
 
 export interface Refusal {
@@ -159,4 +168,64 @@ export function isEmptyPlan(plan: Plan): boolean {
 
 export function describeTarget(target: DbRef): string {
   return target.db === 'cell' ? `cell ${target.cellUuid}` : target.db;
+}
+
+/**
+ * The footprint of a unit's changes (see Unit.footprint): the compute
+ * nodes of each ironic node (by hypervisor_hostname, so every row of one
+ * node is one key), instances, providers by id, uuid and name, and
+ * consumers together with every provider they hold allocations on (a
+ * consumer's allocation write bumps those providers' generations).
+ */
+export function footprintOfChanges(changes: readonly PlannedChange[], providersOfConsumer: (consumerUuid: string) => Iterable<number>): string[] {
+  const keys = new Set<string>();
+  const cellKey = (target: DbRef, what: string): string => `${describeTarget(target)}:${what}`;
+  const provider = (id: number, ...names: ReadonlyArray<string | null>): void => {
+    keys.add(`placement:rp:${id}`);
+    for (const name of names) if (name !== null) keys.add(`placement:rp-name:${name}`);
+  };
+  const consumer = (uuid: string): void => {
+    keys.add(`placement:consumer:${uuid}`);
+    for (const id of providersOfConsumer(uuid)) keys.add(`placement:rp:${id}`);
+  };
+  for (const { change } of changes) {
+    switch (change.kind) {
+      case 'soft-delete-compute-node':
+        keys.add(cellKey(change.target, `compute-node:${change.id}`));
+        if (change.hypervisorHostname !== null) keys.add(cellKey(change.target, `hypervisor:${change.hypervisorHostname.toLowerCase()}`));
+        break;
+      case 'rehome-compute-node':
+        keys.add(cellKey(change.target, `compute-node:${change.id}`));
+        keys.add(cellKey(change.target, `hypervisor:${change.hypervisorHostname.toLowerCase()}`));
+        if (change.instance !== null) keys.add(cellKey(change.target, `instance:${change.instance.id}`));
+        break;
+      case 'move-instance':
+        keys.add(cellKey(change.target, `instance:${change.id}`));
+        break;
+      case 'delete-provider':
+        provider(change.providerId, change.name);
+        keys.add(`placement:rp-uuid:${change.uuid}`);
+        break;
+      case 'rename-provider':
+        provider(change.providerId, change.fromName, change.toName);
+        break;
+      case 'rekey-provider':
+        provider(change.providerId);
+        keys.add(`placement:rp-uuid:${change.fromUuid}`);
+        keys.add(`placement:rp-uuid:${change.toUuid}`);
+        break;
+      case 'remove-provider-allocations':
+        provider(change.providerId);
+        consumer(change.consumerUuid);
+        break;
+      case 'move-allocations':
+        provider(change.fromProviderId);
+        provider(change.toProviderId);
+        consumer(change.consumerUuid);
+        break;
+      default:
+        return assertNever(change, 'change kind');
+    }
+  }
+  return [...keys].sort();
 }

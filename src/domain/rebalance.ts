@@ -28,7 +28,7 @@ import { checkCapacity } from './capacity.js';
 import { buildHashRing, ringOwner, type HashRing } from './hash-ring.js';
 import { isUuid } from './ironic-nodes.js';
 import { isServiceUp } from './liveness.js';
-import type { AllocationPart, Plan, PlannedChange, Refusal, Unit } from './plan.js';
+import { footprintOfChanges, type AllocationPart, type Plan, type PlannedChange, type Refusal, type Unit } from './plan.js';
 import { newPlanState, planProviderTreeRemoval, type PlanState } from './provider-removal.js';
 import { hostKey, indexSnapshot, nodeKey, serviceKey, type SnapshotIndex } from './snapshot-index.js';
 import { ReconcileError } from '../errors.js';
@@ -303,7 +303,14 @@ function planNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult {
   mergeState(ctx.state, np.state);
   return {
     kind: 'unit',
-    unit: { id: `rebalance:${cellUuid}:${np.hh}`, title: `${subject}: ${np.notes.join('; ')}`, changes: np.changes },
+    unit: {
+      id: `rebalance:${cellUuid}:${np.hh}`,
+      title: `${subject}: ${np.notes.join('; ')}`,
+      changes: np.changes,
+      // One ironic node's records: disjoint from every other node's, so the
+      // nodes can be applied side by side (the apply serialises any overlap).
+      footprint: footprintOfChanges(np.changes, (consumer) => (ctx.ix.allocationsOfConsumer.get(consumer) ?? []).map((a) => a.providerId)),
+    },
   };
 }
 

@@ -14,6 +14,7 @@ import { utcNowString } from '../db/time.js';
 import type { DbRef, Plan, Refusal, Unit } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
 import { defaultJournalPath, openJournal, type DeploymentIdentity } from './journal.js';
+import { runUnits } from './unit-scheduler.js';
 
 export const APPLY_LOCK = 'nova-reconcile-apply';
 
@@ -23,6 +24,12 @@ export interface ApplyOptions {
   /** Called once the journal exists, so its path reaches stderr before any write. */
   readonly onJournal?: (path: string) => void;
   readonly onProgress?: (done: number, total: number) => void;
+  /**
+   * Units applied at the same time ([nova_reconcile] apply_concurrency);
+   * only units whose footprints are disjoint overlap (unit-scheduler.ts).
+   * Default 1.
+   */
+  readonly concurrency?: number;
 }
 
 export type UnitOutcome =
@@ -53,33 +60,34 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
     options.onJournal?.(journal.path);
     const outcomes: UnitOutcome[] = [];
     let seq = 0;
-    try {
-      for (const unit of plan.units) {
-        let applied = 0;
-        let skipped: string | undefined;
-        for (const { change } of unit.changes) {
-          const db = await databaseFor(deployment, change.target);
-          const now = utcNowString();
-          seq += 1;
-          const thisSeq = seq;
-          try {
-            await db.knex.transaction(async (trx) => {
-              const rows = await applyChange(trx, db.dialect, change, now);
-              journal.append({ type: 'change', seq: thisSeq, unit: unit.id, target: change.target, change, rows });
-            });
-            journal.append({ type: 'commit', seq: thisSeq });
-            applied += 1;
-          } catch (err) {
-            if (err instanceof CasConflict) {
-              skipped = err.message;
-              break;
-            }
-            throw wrapApplyError(err, db, unit);
-          }
+    let done = 0;
+    const applyUnit = async (unit: Unit): Promise<UnitOutcome> => {
+      let applied = 0;
+      for (const { change } of unit.changes) {
+        const db = await databaseFor(deployment, change.target);
+        const now = utcNowString();
+        seq += 1;
+        const thisSeq = seq;
+        try {
+          await db.knex.transaction(async (trx) => {
+            const rows = await applyChange(trx, db.dialect, change, now);
+            journal.append({ type: 'change', seq: thisSeq, unit: unit.id, target: change.target, change, rows });
+          });
+          journal.append({ type: 'commit', seq: thisSeq });
+          applied += 1;
+        } catch (err) {
+          if (err instanceof CasConflict) return { unit, status: 'skipped', reason: err.message, changesApplied: applied };
+          throw wrapApplyError(err, db, unit);
         }
-        outcomes.push(skipped === undefined ? { unit, status: 'applied' } : { unit, status: 'skipped', reason: skipped, changesApplied: applied });
-        options.onProgress?.(outcomes.length, plan.units.length);
       }
+      return { unit, status: 'applied' };
+    };
+    try {
+      await runUnits(plan.units, options.concurrency ?? 1, async (unit, index) => {
+        outcomes[index] = await applyUnit(unit);
+        done += 1;
+        options.onProgress?.(done, plan.units.length);
+      });
     } finally {
       journal.close();
     }

@@ -305,6 +305,7 @@ describe('loadConfig: typed values', () => {
       journalDir: join(home, '.nova-reconcile', 'journal'),
       lockTimeout: 10,
       cellConcurrency: 4,
+      applyConcurrency: 4,
       connectTimeout: 10,
       ironicRingMembers: undefined,
     });
@@ -327,12 +328,13 @@ describe('loadConfig: typed values', () => {
     const a = write(
       home,
       'a.conf',
-      '[nova_reconcile]\njournal_dir = ~/j\nlock_timeout = 0\ncell_concurrency = 64\nconnect_timeout = 3\nironic_ring_members = c1, c2 ,,c3\n',
+      '[nova_reconcile]\njournal_dir = ~/j\nlock_timeout = 0\ncell_concurrency = 64\napply_concurrency = 1\nconnect_timeout = 3\nironic_ring_members = c1, c2 ,,c3\n',
     );
     expect(load([file(a)], { home }).reconcile).toEqual({
       journalDir: join(home, 'j'),
       lockTimeout: 0,
       cellConcurrency: 64,
+      applyConcurrency: 1,
       connectTimeout: 3,
       ironicRingMembers: ['c1', 'c2', 'c3'],
     });

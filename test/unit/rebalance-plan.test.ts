@@ -366,7 +366,8 @@ describe('planNodeMoves', () => {
 });
 
 describe('scale', () => {
-  it('plans 1,000 ironic nodes (half duplicated, a quarter on stale providers) well under a second', () => {
+  // Its speed is measured by `npm run bench` (the rebalance cloud), not asserted here.
+  it('plans 1,000 ironic nodes (half duplicated, a quarter on stale providers), one unit each with disjoint footprints', () => {
     const w: World = { services: [], nodes: [], instances: [], providers: [], inventories: [], allocations: [], consumers: [] };
     w.services.push(service('ironic-compute-0', { forcedDown: true }), service('ironic-compute-1'), service('ironic-compute-2'));
     for (let i = 0; i < 1000; i++) {
@@ -380,10 +381,11 @@ describe('scale', () => {
       allocate(w, rp.id, inst);
       w.instances.push(instance('ironic-compute-0', { uuid: inst, node: id }));
     }
-    const started = Date.now();
     const plan = planRebalance(snapshot(w), opts);
-    expect(Date.now() - started).toBeLessThan(1000);
     expect(plan.refused).toEqual([]);
+    // Every node's unit can be applied beside every other's.
+    const keys = plan.units.flatMap((u) => u.footprint ?? ['<none>']);
+    expect(new Set(keys).size).toBe(keys.length);
     expect(plan.units).toHaveLength(1000);
     expect(kinds(plan).filter((k) => k === 'move-allocations')).toHaveLength(250);
   });

@@ -5,11 +5,13 @@
 // service_id and updated_at of the compute node; host and updated_at of the
 // instance; instances.node and the node's uuid stay, so placement is
 // untouched. Each re-reads its rows under lock and refuses with CasConflict
-// when they are not what the plan saw.
+// when they are not what the plan saw. The services are only read-locked:
+// they must not change until the commit, but several nodes can be re-homed
+// onto one service at the same time.
 import type { Knex } from 'knex';
 import type { Change } from '../../domain/plan.js';
 import type { Dialect } from '../connect.js';
-import { CasConflict, normaliseRow, selectForUpdate, type Row, type RowImage } from '../row-images.js';
+import { CasConflict, normaliseRow, selectForShare, selectForUpdate, type Row, type RowImage } from '../row-images.js';
 
 /** What the plan expects, exactly the change's own fields. */
 export type RehomeNodeExpect = Omit<Extract<Change, { kind: 'rehome-compute-node' }>, 'kind' | 'target'>;
@@ -23,12 +25,12 @@ export async function rehomeComputeNode(trx: Knex.Transaction, dialect: Dialect,
     throw new CasConflict(`compute node ${expect.uuid ?? expect.id} moved from host ${expect.fromHost} to ${String(before['host'])} (re-homed by nova-compute?)`);
   if (before['hypervisor_hostname'] !== expect.hypervisorHostname) throw new CasConflict(`compute node ${expect.uuid ?? expect.id} changed hypervisor_hostname`);
 
-  const [dest] = await selectForUpdate(trx, dialect, 'services', { id: expect.toServiceId });
+  const [dest] = await selectForShare(trx, dialect, 'services', { id: expect.toServiceId });
   if (dest === undefined || Number(dest['deleted']) !== 0 || dest['binary'] !== 'nova-compute' || dest['host'] !== expect.toHost)
     throw new CasConflict(`nova-compute service ${expect.toHost} (id ${expect.toServiceId}) is gone or changed`);
   if (Number(dest['forced_down']) !== 0) throw new CasConflict(`destination nova-compute service ${expect.toHost} is now forced down`);
   if (expect.forcedDownSourceServiceId !== null) {
-    const [source] = await selectForUpdate(trx, dialect, 'services', { id: expect.forcedDownSourceServiceId });
+    const [source] = await selectForShare(trx, dialect, 'services', { id: expect.forcedDownSourceServiceId });
     if (source !== undefined && Number(source['deleted']) === 0 && Number(source['forced_down']) === 0)
       throw new CasConflict(`source nova-compute service ${String(source['host'])} is no longer forced down`);
   }

@@ -1,0 +1,39 @@
+// Applies a plan's units side by side where that cannot change the outcome.
+// Units start strictly in plan order, at most `limit` at a time; a unit
+// waits for every earlier unit whose footprint shares a key with its own
+// (Unit.footprint), so overlapping units still run, and commit, in plan
+// order. A unit without a footprint waits for everything before it and runs
+// alone. Each change stays its own compare-and-swap transaction: running
+// units side by side only overlaps their round trips and fsyncs.
+
+export interface Scheduled {
+  readonly footprint?: readonly string[];
+}
+
+/**
+ * Runs `fn` over `units` (see above). After the first failure no unit
+ * starts; the ones in flight finish, then that failure is thrown.
+ */
+export async function runUnits<U extends Scheduled>(units: readonly U[], limit: number, fn: (unit: U, index: number) => Promise<void>): Promise<void> {
+  const inFlight = new Map<number, { readonly keys: ReadonlySet<string> | undefined; readonly done: Promise<void> }>();
+  let failure: { readonly error: unknown } | undefined;
+  for (const [index, unit] of units.entries()) {
+    const keys = unit.footprint === undefined ? undefined : new Set(unit.footprint);
+    for (;;) {
+      if (failure !== undefined) break;
+      const running = [...inFlight.values()];
+      const blockers = running.filter((r) => keys === undefined || r.keys === undefined || [...keys].some((k) => r.keys?.has(k) === true));
+      if (blockers.length === 0 && running.length < Math.max(1, limit)) break;
+      await Promise.race((blockers.length > 0 ? blockers : running).map((r) => r.done));
+    }
+    if (failure !== undefined) break;
+    const done = fn(unit, index)
+      .catch((error: unknown) => {
+        failure ??= { error };
+      })
+      .finally(() => inFlight.delete(index));
+    inFlight.set(index, { keys, done });
+  }
+  await Promise.all([...inFlight.values()].map((r) => r.done));
+  if (failure !== undefined) throw failure.error;
+}
