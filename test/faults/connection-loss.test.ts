@@ -19,6 +19,7 @@ import { BIN, runBin } from '../helpers/cli.js';
 import { describeMysql, mysqlKnex } from '../helpers/mysql.js';
 import { mysqlDatabaseOf, snapshotDeployment } from '../helpers/db-checksum.js';
 import { COMMANDS, checkInvariants, createFaultDeployment, type FaultDeployment } from './helpers.js';
+import { readJournal } from '../../src/operations/journal.js';
 
 const TIMES = Number(process.env['FAULT_CONN_KILLS'] ?? 5);
 const REFUSALS = Number(process.env['FAULT_REFUSALS'] ?? 4);
@@ -127,9 +128,15 @@ interface Proxy {
   refuse(): Promise<void>;
 }
 
-async function startProxy(target: { host: string; port: number }): Promise<Proxy> {
+/**
+ * @param cutAtCommit when it returns true, the next client packet holding COMMIT
+ *   is forwarded to the server, its answer is withheld, and the proxy refuses
+ *   100 ms later: the server commits, the client never learns it.
+ */
+async function startProxy(target: { host: string; port: number }, cutAtCommit?: () => boolean): Promise<Proxy> {
   const sockets = new Set<Socket>();
   let accepted = 0;
+  let cut = false;
   const track = (s: Socket): void => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -140,8 +147,17 @@ async function startProxy(target: { host: string; port: number }): Promise<Proxy
     const upstream = connect(target.port, target.host);
     track(client);
     track(upstream);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    client.on('data', (chunk: Buffer) => {
+      if (cut) return;
+      if (cutAtCommit?.() === true && chunk.includes('COMMIT')) {
+        cut = true;
+        setTimeout(() => void proxy.refuse(), 100);
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (!cut) client.write(chunk);
+    });
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
@@ -151,7 +167,7 @@ async function startProxy(target: { host: string; port: number }): Promise<Proxy
   });
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('the proxy has no port');
-  return {
+  const proxy: Proxy = {
     port: address.port,
     accepted: () => accepted,
     refuse: () =>
@@ -160,6 +176,7 @@ async function startProxy(target: { host: string; port: number }): Promise<Proxy
         for (const s of sockets) s.destroy();
       }),
   };
+  return proxy;
 }
 
 /** Resolves true when a TCP connection to the port is refused. */
@@ -218,6 +235,33 @@ describeMysql('connection loss: the placement server refuses new connections mid
       });
     });
   }
+
+  it('the connection goes while COMMIT is in flight: exit 2 saying the outcome is unknown (not "rolled back"); the server did commit, the journal holds the change, and a re-run plans from the rows', async () => {
+    const journal = join(f.d.dir, 'cut-at-commit.jsonl');
+    const lines = (): number => (existsSync(journal) ? readFileSync(journal, 'utf8').split('\n').length - 1 : 0);
+    const target = new URL(f.d.url('placement').replace(/^mysql\+pymysql:/, 'mysql:'));
+    const atLines = 5 + Math.floor(Math.random() * 20);
+    const proxy = await startProxy({ host: target.hostname, port: Number(target.port || 3306) }, () => lines() >= atLines);
+    const r = await runBin([...confThrough(proxy, 'cut-at-commit.conf'), ...COMMANDS.providers, '--apply', '--journal', journal]);
+    await proxy.refuse();
+    expect(r.code, r.stderr).toBe(2);
+    const errorLines = r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('journal: ') && !l.startsWith('applied ') && !l.startsWith('hint: '));
+    expect(errorLines, r.stderr).toHaveLength(1);
+    expect(errorLines[0]).toMatch(/while committing a change of .*whether that change committed is unknown/);
+    expect(r.stderr).not.toMatch(/rolled back/);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    // The last change line has no commit marker, yet its rows are at their after-images: the server committed it.
+    const jr = readJournal(journal);
+    const last = jr.changes[jr.changes.length - 1];
+    if (last === undefined) throw new Error('no change in the journal');
+    expect(jr.committed.has(last.seq)).toBe(false);
+    expect(last.rows.length).toBeGreaterThan(0);
+    for (const img of last.rows) {
+      const row = await f.d.knex('placement')(img.table).where(img.key).first();
+      expect(row === undefined, `${img.table} ${JSON.stringify(img.key)}`).toBe(img.after === null);
+    }
+    expect(await checkInvariants(f, [journal])).toEqual([]);
+  }, 120_000);
 
   it(`the proxy stops accepting and cuts its sockets mid-apply, ${REFUSALS} times: exit 2, one line, nothing half-written, re-runs converge`, async () => {
     const journals: string[] = [];
