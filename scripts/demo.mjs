@@ -83,7 +83,7 @@ const STEPS = [
     expectStdout: [
       `soft-delete compute node 2 (${FAILOVER_DUPLICATE}, host ironic-compute-1)`,
       `from host ironic-compute-0 to ironic-compute-1`,
-      `move instance ${FAILOVER_SERVER} (node ${FAILOVER_NODE})`,
+      `with instance ${FAILOVER_SERVER}`,
       'Nothing was changed.',
     ],
   },

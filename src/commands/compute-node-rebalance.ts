@@ -19,7 +19,7 @@ export const rebalanceCommand: CommandSpec = {
     'Then the cell: duplicates are soft-deleted (WHERE id = ? AND host = ? AND deleted = 0); the canonical row moves to the newest ' +
       "duplicate's host when that service is up, or, when its own service is dead (forced down; with --include-down also down for longer " +
       "than service_down_time), to the owner that Nova's hash ring picks among the live members (host and service_id). Its instance " +
-      'follows (instances.host; instances.node is unchanged). A node with more than one live instance is refused.',
+      'follows in the same transaction (instances.host; instances.node is unchanged). A node with more than one live instance is refused.',
     'Each change is its own compare-and-swap transaction, journaled, in that order, so a crash after any of them leaves a state that ' +
       'the next run finishes. Different ironic nodes touch different rows, so up to [nova_reconcile] apply_concurrency of them (default 4) ' +
       'are applied at the same time; nodes that share a row (a provider, a consumer) are still applied one after the other, in plan order. ' +

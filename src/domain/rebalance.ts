@@ -16,8 +16,9 @@
 //  3. then the cell: soft-deletes the duplicates (host-guarded, bug 1853009),
 //     re-homes the canonical row onto the newest duplicate's host when that
 //     service is up, or, when its own service is dead, onto the owner that
-//     Nova's hash ring picks among the live members; and moves the instance
-//     with it (instances.host; node unchanged).
+//     Nova's hash ring picks among the live members, with its instance in
+//     the same transaction (instances.host; node unchanged); an instance left
+//     on a dead host by an earlier run follows its node on its own.
 // Each change is its own compare-and-swap transaction, in this order, so a
 // crash after any of them leaves a state from which the next run finishes:
 // the canonical choice is stable under every step (the provider that ends up
@@ -546,8 +547,23 @@ function planCell(np: NodePlan): Step {
       why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
     }
   }
-  let finalHost = from;
-  if (dest !== undefined && dest.host !== null && hostKey(dest.host) !== hostKey(from)) {
+  const rehomeTo = dest !== undefined && dest.host !== null && hostKey(dest.host) !== hostKey(from) ? dest : undefined;
+  const finalHost = rehomeTo?.host ?? from;
+  const moving = instance !== undefined && instance.host !== null && hostKey(instance.host) !== hostKey(finalHost) ? instance : undefined;
+  if (moving !== undefined) {
+    const health = healthOf(ctx, cellUuid, moving.host);
+    if (health === 'up')
+      return {
+        ok: false,
+        reason: `its instance ${moving.uuid} is on ${moving.host ?? '-'}, which is up, but its compute node ${finalHost === from ? 'is' : 'would be'} on ${finalHost}`,
+        suggestion: `check which host Ironic's node ${hh} belongs to, then nova-reconcile compute_node move --node ${canonical.uuid ?? hh} --to-host HOST`,
+      };
+  }
+  // The instance moves in the re-home's own transaction (which checks
+  // instances.node against the node's hypervisor_hostname exactly): a crash
+  // never leaves the node on its new host while its instance stays behind.
+  const together = rehomeTo !== undefined && moving !== undefined && moving.node === hh;
+  if (rehomeTo !== undefined) {
     np.changes.push({
       change: {
         kind: 'rehome-compute-node',
@@ -556,29 +572,22 @@ function planCell(np: NodePlan): Step {
         uuid: canonical.uuid,
         hypervisorHostname: hh,
         fromHost: from,
-        toHost: dest.host,
-        toServiceId: dest.id,
+        toHost: finalHost,
+        toServiceId: rehomeTo.id,
         forcedDownSourceServiceId: null,
-        instance: null,
+        instance: together ? { id: moving.id, uuid: moving.uuid, fromHost: moving.host as string } : null,
       },
-      reason: why,
+      reason: !together ? why : `${why}; its instance ${moving.uuid} moves with it, in the same transaction (instances.node is unchanged)`,
     });
-    np.notes.push(`re-home compute node ${canonical.uuid ?? canonical.id} from ${from} to ${dest.host}`);
-    finalHost = dest.host;
+    np.notes.push(`re-home compute node ${canonical.uuid ?? canonical.id} from ${from} to ${finalHost}${together ? ` with instance ${moving.uuid}` : ''}`);
   }
-  if (instance !== undefined && instance.host !== null && hostKey(instance.host) !== hostKey(finalHost)) {
-    const health = healthOf(ctx, cellUuid, instance.host);
-    if (health === 'up')
-      return {
-        ok: false,
-        reason: `its instance ${instance.uuid} is on ${instance.host}, which is up, but its compute node ${finalHost === from ? 'is' : 'would be'} on ${finalHost}`,
-        suggestion: `check which host Ironic's node ${hh} belongs to, then nova-reconcile compute_node move --node ${canonical.uuid ?? hh} --to-host HOST`,
-      };
+  if (moving !== undefined && !together) {
+    const health = healthOf(ctx, cellUuid, moving.host);
     np.changes.push({
-      change: { kind: 'move-instance', target, id: instance.id, uuid: instance.uuid, node: instance.node as string, fromHost: instance.host, toHost: finalHost },
-      reason: finalHost === from ? `its host ${instance.host} is ${describeHealth(health)}; the instance follows its node's compute node` : 'the instance moves with its node (instances.node is unchanged)',
+      change: { kind: 'move-instance', target, id: moving.id, uuid: moving.uuid, node: moving.node as string, fromHost: moving.host as string, toHost: finalHost },
+      reason: `its host ${moving.host ?? '-'} is ${describeHealth(health)}; the instance follows its node's compute node`,
     });
-    np.notes.push(`move instance ${instance.uuid} from ${instance.host} to ${finalHost}`);
+    np.notes.push(`move instance ${moving.uuid} from ${moving.host ?? '-'} to ${finalHost}`);
   }
   return OK;
 }

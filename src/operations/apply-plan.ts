@@ -68,16 +68,19 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
         const now = utcNowString();
         seq += 1;
         const thisSeq = seq;
+        // Set once the change is written and journaled: an error after it came from COMMIT itself.
+        let committing = false;
         try {
           await db.knex.transaction(async (trx) => {
             const rows = await applyChange(trx, db.dialect, change, now);
             journal.append({ type: 'change', seq: thisSeq, unit: unit.id, target: change.target, change, rows });
+            committing = true;
           });
           journal.append({ type: 'commit', seq: thisSeq });
           applied += 1;
         } catch (err) {
           if (err instanceof CasConflict) return { unit, status: 'skipped', reason: err.message, changesApplied: applied };
-          throw wrapApplyError(err, db, unit);
+          throw wrapApplyError(err, db, unit, committing);
         }
       }
       return { unit, status: 'applied' };
@@ -115,9 +118,18 @@ export async function deploymentIdentity(deployment: Deployment): Promise<Deploy
   return { api: api.target.display, cells };
 }
 
-function wrapApplyError(err: unknown, db: Database, unit: Unit): ReconcileError {
+/**
+ * @param committing the error came from COMMIT: the server may have committed
+ *   the change before the connection went, so "rolled back" would be a guess.
+ */
+function wrapApplyError(err: unknown, db: Database, unit: Unit, committing: boolean): ReconcileError {
   if (err instanceof ReconcileError) return err;
   const what = isConnectionLostError(err) ? 'lost the connection to' : 'failed writing to';
+  if (committing)
+    return new ReconcileError('connection', `${what} the ${db.label} while committing a change of "${unit.title}": ${describeDriverError(err)}; whether that change committed is unknown`, {
+      hint: 'its row images are in the journal: re-run the command to finish the plan from what the databases hold, or undo the journal',
+      cause: err,
+    });
   return new ReconcileError('connection', `${what} the ${db.label} while applying "${unit.title}": ${describeDriverError(err)}; that change was rolled back`, {
     hint: 'the journal lists what was committed before; re-run the command to finish the plan',
     cause: err,

@@ -104,16 +104,19 @@ async function deleteOrphans(deployment: Deployment, report: Extract<PlacementAu
 async function deleteOrphan(db: Database, journal: JournalWriter, seq: { next: number }, provider: AuditedProvider, orphan: OrphanedConsumer): Promise<OrphanOutcome> {
   const change = orphan.change;
   const thisSeq = seq.next++;
+  // Set once the delete is written and journaled: an error after it came from COMMIT itself.
+  let committing = false;
   try {
     await db.knex.transaction(async (trx) => {
       const rows = await applyChange(trx, db.dialect, change, utcNowString());
       journal.append({ type: 'change', seq: thisSeq, unit: `orphaned-allocations:${provider.uuid}:${orphan.consumerUuid}`, target: change.target, change, rows });
+      committing = true;
     });
     journal.append({ type: 'commit', seq: thisSeq });
     return { status: 'deleted', alreadyGone: false };
   } catch (err) {
     if (!(err instanceof CasConflict)) {
-      throw new ReconcileError('connection', `failed deleting allocations of consumer ${orphan.consumerUuid} in the ${db.label}: ${describeDriverError(err)}; that delete was rolled back`, {
+      throw new ReconcileError('connection', `failed ${committing ? 'committing the delete of' : 'deleting'} allocations of consumer ${orphan.consumerUuid} in the ${db.label}: ${describeDriverError(err)}; ${committing ? 'whether that delete committed is unknown' : 'that delete was rolled back'}`, {
         hint: 'the journal lists the deletes committed before; re-run the command to finish',
         cause: err,
       });

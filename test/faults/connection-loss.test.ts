@@ -4,17 +4,25 @@
 //   invariants of the kill campaign hold), and a re-run converges (4, then 0);
 // - a cell whose cell_mappings URL points at a dead port while the others
 //   work: every reconciliation command exits 2 naming the cell, and no
-//   database changes.
+//   database changes;
+// - placement's server refuses NEW connections mid-apply: its connection goes
+//   through a TCP proxy in this process that stops listening and destroys the
+//   open sockets once the journal reaches a random line; the apply exits 2
+//   with one line, the invariants hold, and re-runs converge once the server
+//   is back.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BIN, runBin } from '../helpers/cli.js';
 import { describeMysql, mysqlKnex } from '../helpers/mysql.js';
 import { mysqlDatabaseOf, snapshotDeployment } from '../helpers/db-checksum.js';
 import { COMMANDS, checkInvariants, createFaultDeployment, type FaultDeployment } from './helpers.js';
+import { readJournal } from '../../src/operations/journal.js';
 
 const TIMES = Number(process.env['FAULT_CONN_KILLS'] ?? 5);
+const REFUSALS = Number(process.env['FAULT_REFUSALS'] ?? 4);
 
 describeMysql('connection loss', () => {
   let f: FaultDeployment;
@@ -109,4 +117,197 @@ describeMysql('connection loss', () => {
       await api('cell_mappings').update({ database_connection: f.d.url('cell2') }).where('uuid', f.d.dbs.cellUuids.cell2);
     }
   }, 120_000);
+});
+
+/** A TCP proxy to the MariaDB server that can stop accepting and cut every open connection. */
+interface Proxy {
+  readonly port: number;
+  /** Connections accepted so far. */
+  accepted(): number;
+  /** Stop listening (new connections are refused: nothing listens on the port) and destroy every open socket. */
+  refuse(): Promise<void>;
+}
+
+/**
+ * @param cutAtCommit when it returns true, the next client packet holding COMMIT
+ *   is forwarded to the server, its answer is withheld, and the proxy refuses
+ *   100 ms later: the server commits, the client never learns it.
+ */
+async function startProxy(target: { host: string; port: number }, cutAtCommit?: () => boolean): Promise<Proxy> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  let cut = false;
+  const track = (s: Socket): void => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => undefined);
+  };
+  const server: Server = createServer((client) => {
+    accepted++;
+    const upstream = connect(target.port, target.host);
+    track(client);
+    track(upstream);
+    client.on('data', (chunk: Buffer) => {
+      if (cut) return;
+      if (cutAtCommit?.() === true && chunk.includes('COMMIT')) {
+        cut = true;
+        setTimeout(() => void proxy.refuse(), 100);
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (!cut) client.write(chunk);
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the proxy has no port');
+  const proxy: Proxy = {
+    port: address.port,
+    accepted: () => accepted,
+    refuse: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      }),
+  };
+  return proxy;
+}
+
+/** Resolves true when a TCP connection to the port is refused. */
+function refusesConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+}
+
+describeMysql('connection loss: the placement server refuses new connections mid-apply', () => {
+  let f: FaultDeployment;
+  beforeAll(async () => {
+    f = await createFaultDeployment(150, 40, 'cr');
+  }, 120_000);
+  afterAll(async () => {
+    await f?.d.cleanup();
+  });
+
+  /** A copy of nova.conf whose placement connection goes through the proxy. */
+  function confThrough(proxy: Proxy, name: string): string[] {
+    const direct = f.d.url('placement');
+    const viaProxy = direct.replace(/@[^/]+\//, `@127.0.0.1:${proxy.port}/`);
+    if (viaProxy === direct) throw new Error(`cannot re-point ${direct}`);
+    const path = join(f.d.dir, name);
+    writeFileSync(path, readFileSync(f.d.confPath, 'utf8').replace(`connection = ${direct}\n`, `connection = ${viaProxy}\n`));
+    return ['--config-file', path];
+  }
+
+  /** Run an apply through a fresh proxy; once its journal has `atLines` lines the proxy refuses and cuts. */
+  async function applyAndRefuse(cmd: readonly string[], journal: string, atLines: number): Promise<{ code: number | null; stderr: string; refusedAt: number | undefined; proxy: Proxy }> {
+    const target = new URL(f.d.url('placement').replace(/^mysql\+pymysql:/, 'mysql:'));
+    const proxy = await startProxy({ host: target.hostname, port: Number(target.port || 3306) });
+    const args = confThrough(proxy, `proxy-${proxy.port}.conf`);
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [BIN, ...args, ...cmd, '--apply', '--journal', journal], { env: { PATH: process.env['PATH'], HOME: '/nonexistent-home' }, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      let refusedAt: number | undefined;
+      child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+      const poll = setInterval(() => {
+        const lines = existsSync(journal) ? readFileSync(journal, 'utf8').split('\n').length - 1 : 0;
+        if (lines >= atLines && refusedAt === undefined) {
+          refusedAt = lines;
+          clearInterval(poll);
+          void proxy.refuse();
+        }
+      }, 2);
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearInterval(poll);
+        void proxy.refuse().then(() => resolve({ code, stderr, refusedAt, proxy }));
+      });
+    });
+  }
+
+  it('the connection goes while COMMIT is in flight: exit 2 saying the outcome is unknown (not "rolled back"); the server did commit, the journal holds the change, and a re-run plans from the rows', async () => {
+    const journal = join(f.d.dir, 'cut-at-commit.jsonl');
+    const lines = (): number => (existsSync(journal) ? readFileSync(journal, 'utf8').split('\n').length - 1 : 0);
+    const target = new URL(f.d.url('placement').replace(/^mysql\+pymysql:/, 'mysql:'));
+    const atLines = 5 + Math.floor(Math.random() * 20);
+    const proxy = await startProxy({ host: target.hostname, port: Number(target.port || 3306) }, () => lines() >= atLines);
+    const r = await runBin([...confThrough(proxy, 'cut-at-commit.conf'), ...COMMANDS.providers, '--apply', '--journal', journal]);
+    await proxy.refuse();
+    expect(r.code, r.stderr).toBe(2);
+    const errorLines = r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('journal: ') && !l.startsWith('applied ') && !l.startsWith('hint: '));
+    expect(errorLines, r.stderr).toHaveLength(1);
+    expect(errorLines[0]).toMatch(/while committing a change of .*whether that change committed is unknown/);
+    expect(r.stderr).not.toMatch(/rolled back/);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    // The last change line has no commit marker, yet its rows are at their after-images: the server committed it.
+    const jr = readJournal(journal);
+    const last = jr.changes[jr.changes.length - 1];
+    if (last === undefined) throw new Error('no change in the journal');
+    expect(jr.committed.has(last.seq)).toBe(false);
+    expect(last.rows.length).toBeGreaterThan(0);
+    for (const img of last.rows) {
+      const row = await f.d.knex('placement')(img.table).where(img.key).first();
+      expect(row === undefined, `${img.table} ${JSON.stringify(img.key)}`).toBe(img.after === null);
+    }
+    expect(await checkInvariants(f, [journal])).toEqual([]);
+  }, 120_000);
+
+  it(`the proxy stops accepting and cuts its sockets mid-apply, ${REFUSALS} times: exit 2, one line, nothing half-written, re-runs converge`, async () => {
+    const journals: string[] = [];
+    const messages = new Set<string>();
+    let failures = 0;
+    for (let i = 0; i < REFUSALS; i++) {
+      const cmd = i % 2 === 0 ? COMMANDS.orphans : COMMANDS.providers;
+      const journal = join(f.d.dir, `refused-${i}.jsonl`);
+      journals.push(journal);
+      const started = Date.now();
+      const r = await applyAndRefuse(cmd, journal, 2 + Math.floor(Math.random() * 60));
+      if (r.code === 0 || r.code === 4) continue; // finished before the proxy refused
+      failures++;
+      expect(r.proxy.accepted(), 'the apply connected through the proxy').toBeGreaterThan(0);
+      expect(await refusesConnections(r.proxy.port), 'the port refuses connections').toBe(true);
+      expect(r.code, r.stderr).toBe(2);
+      // Within the connect timeout (10 s) and the pool's, not a hang.
+      expect(Date.now() - started).toBeLessThan(60_000);
+      const errorLines = r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('journal: ') && !l.startsWith('applied ') && !l.startsWith('hint: '));
+      expect(errorLines, r.stderr).toHaveLength(1);
+      expect(errorLines[0], r.stderr).toMatch(/placement/);
+      messages.add((errorLines[0] ?? '').replace(/"[^"]*"/, '"…"'));
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+      expect(await checkInvariants(f, journals)).toEqual([]);
+      // While the server still refuses, a new run cannot start either: exit 2, one line, and no change.
+      if (i === 0) {
+        const before = await snapshotDeployment(f.d);
+        const proxyConf = join(f.d.dir, `proxy-${r.proxy.port}.conf`);
+        const again = await runBin(['--config-file', proxyConf, ...cmd, '--apply']);
+        expect(again.code, again.stdout + again.stderr).toBe(2);
+        expect(again.stderr.trim().split('\n').filter((l) => !l.startsWith('hint: ')), again.stderr).toHaveLength(1);
+        expect(again.stderr).not.toMatch(/^\s+at /m);
+        messages.add(again.stderr.trim().split('\n')[0] ?? '');
+        expect(await snapshotDeployment(f.d)).toEqual(before);
+      }
+    }
+    expect(failures, 'at least one apply was cut off').toBeGreaterThan(0);
+    console.log(`refused connections: ${failures} of ${REFUSALS} apply run(s) were cut off (exit 2); invariants held after each; messages: ${[...messages].join(' | ')}`);
+    // The server is back: each command's re-run finishes the plan, a third run has nothing to do.
+    for (const cmd of [COMMANDS.orphans, COMMANDS.providers]) {
+      const dry = await runBin([...f.d.args, ...cmd]);
+      const again = await runBin([...f.d.args, ...cmd, '--apply']);
+      expect(again.code, again.stderr).toBe(dry.code === 3 ? 4 : 0);
+      const third = await runBin([...f.d.args, ...cmd, '--apply']);
+      expect(third.code, third.stderr).toBe(0);
+    }
+    expect(await checkInvariants(f, journals)).toEqual([]);
+  }, 300_000);
 });

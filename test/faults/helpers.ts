@@ -224,26 +224,62 @@ function plannedChanges(stdout: string): number {
   return m === null ? 0 : Number(m[1]);
 }
 
+/** What a kill campaign drives, and how it judges the state after each kill. */
+export interface CampaignTarget {
+  readonly d: TestDeployment;
+  /** The mutating commands, driven one after the other in each round. */
+  readonly commands: ReadonlyArray<readonly string[]>;
+  /** Every broken invariant after a kill or a re-run; [] when all hold. */
+  check(journals: readonly string[]): Promise<string[]>;
+  /** Once a round's journals are undone: what is not back as generated; [] when restored. */
+  checkRestored(): Promise<string[]>;
+  /** Once every command's re-runs converged (third run exit 0): what is not repaired. */
+  checkConverged?(): Promise<string[]>;
+}
+
+/** The orphan/stale-provider deployment as a campaign target (cleanup_orphans, then cleanup_providers). */
+export function faultTarget(f: FaultDeployment): CampaignTarget {
+  return {
+    d: f.d,
+    commands: [COMMANDS.orphans, COMMANDS.providers],
+    check: (journals) => checkInvariants(f, journals),
+    async checkRestored() {
+      const totals = await allocationTotals(f.d.knex('placement'));
+      const restored = totals.size === f.initial.size && [...f.initial].every(([c, m]) => [...m].every(([rc, used]) => totals.get(c)?.get(rc) === used));
+      return restored ? [] : [`undo did not restore every allocation (${totals.size} consumers, ${f.initial.size} before)`];
+    },
+  };
+}
+
 /**
- * Kill campaigns on one fault deployment. Per round and command: `killsPerCommand`
+ * Kill campaigns on one deployment. Per round and command: `killsPerCommand`
  * SIGKILLs at random journal depths, the invariants after each, then a re-run
  * that finishes the plan (exit 4) and a third run that exits 0. The round ends
- * by undoing every journal newest first, which must restore every allocation,
- * so the next round starts from the same plan.
+ * by undoing every journal newest first, which must restore what was
+ * generated, so the next round starts from the same plan (same size).
  */
 export async function killCampaign(
-  f: FaultDeployment,
+  t: CampaignTarget,
   opts: { rounds: number; killsPerCommand: number; journalDir: string; log?: (s: string) => void; dryRunStdout: (argv: readonly string[]) => Promise<{ code: number; stdout: string }> },
 ): Promise<CampaignStats> {
   const stats: CampaignStats = { kills: 0, exitedBeforeKill: 0, invariantChecks: 0, rounds: 0, changesPlanned: 0, undone: 0, violations: [], killsByCommand: {} };
+  const firstPlan = new Map<string, number>();
   let n = 0;
   for (let round = 0; round < opts.rounds; round++) {
     const journals: string[] = [];
-    for (const cmd of [COMMANDS.orphans, COMMANDS.providers]) {
-      const base = [...f.d.args, ...cmd];
+    for (const cmd of t.commands) {
+      const name = cmd.join(' ');
+      const base = [...t.d.args, ...cmd];
       const dry = await opts.dryRunStdout(base);
       const total = plannedChanges(dry.stdout);
       stats.changesPlanned += total;
+      // After the previous round's undo the plan must be the same again.
+      const first = firstPlan.get(name);
+      if (first === undefined) {
+        firstPlan.set(name, total);
+        opts.log?.(`${name}: ${/^.*change\(s\).*$/m.exec(dry.stdout)?.[0] ?? `exit ${dry.code}`}`);
+      }
+      else if (first !== total) stats.violations.push(`round ${round} ${name}: plans ${total} change(s) after the undo, ${first} in round 0`);
       for (let k = 0; k < opts.killsPerCommand; k++) {
         // What is left of the plan after the previous kills.
         const left = k === 0 ? total : plannedChanges((await opts.dryRunStdout(base)).stdout);
@@ -255,35 +291,34 @@ export async function killCampaign(
         const r = await runAndKill([...base, '--apply', '--journal', journal], journal, atLines);
         if (r.killed) {
           stats.kills++;
-          stats.killsByCommand[cmd.join(' ')] = (stats.killsByCommand[cmd.join(' ')] ?? 0) + 1;
-        }
-        else {
+          stats.killsByCommand[name] = (stats.killsByCommand[name] ?? 0) + 1;
+        } else {
           stats.exitedBeforeKill++;
-          if (r.code !== 4 && r.code !== 0) stats.violations.push(`${cmd.join(' ')} exited ${r.code} unkilled: ${r.stderr.trim()}`);
+          if (r.code !== 4 && r.code !== 0) stats.violations.push(`${name} exited ${r.code} unkilled: ${r.stderr.trim()}`);
         }
         stats.invariantChecks++;
-        for (const v of await checkInvariants(f, journals)) stats.violations.push(`round ${round} kill ${k} (${cmd.join(' ')} at line ${atLines}): ${v}`);
+        for (const v of await t.check(journals)) stats.violations.push(`round ${round} kill ${k} (${name} at line ${atLines}): ${v}`);
       }
       const again = await opts.dryRunStdout(base);
       const finish = `${opts.journalDir}/run-${++n}.jsonl`;
       journals.push(finish);
       const second = await runQuiet([...base, '--apply', '--journal', finish]);
-      if (again.code === 3 && second.code !== 4) stats.violations.push(`round ${round} ${cmd.join(' ')}: the re-run exited ${second.code}, not 4: ${second.out.trim()}`);
-      if (again.code === 0 && second.code !== 0) stats.violations.push(`round ${round} ${cmd.join(' ')}: nothing left, yet the re-run exited ${second.code}`);
+      if (again.code === 3 && second.code !== 4) stats.violations.push(`round ${round} ${name}: the re-run exited ${second.code}, not 4: ${second.out.trim()}`);
+      if (again.code === 0 && second.code !== 0) stats.violations.push(`round ${round} ${name}: nothing left, yet the re-run exited ${second.code}`);
+      if (again.code !== 0 && again.code !== 3) stats.violations.push(`round ${round} ${name}: the dry run after the kills exited ${again.code}: ${again.stdout.trim()}`);
       const third = await runQuiet([...base, '--apply']);
-      if (third.code !== 0) stats.violations.push(`round ${round} ${cmd.join(' ')}: the third run exited ${third.code}, not 0: ${third.out.trim()}`);
-      for (const v of await checkInvariants(f, journals)) stats.violations.push(`round ${round} after the re-runs: ${v}`);
+      if (third.code !== 0) stats.violations.push(`round ${round} ${name}: the third run exited ${third.code}, not 0: ${third.out.trim()}`);
+      for (const v of await t.check(journals)) stats.violations.push(`round ${round} after the re-runs: ${v}`);
     }
-    // Undo everything, newest journal first: every allocation comes back.
+    for (const v of (await t.checkConverged?.()) ?? []) stats.violations.push(`round ${round} converged state: ${v}`);
+    // Undo everything, newest journal first: what was generated comes back.
     for (const j of [...journals].reverse()) {
       if (!existsSync(j)) continue;
-      const u = await runQuiet([...f.d.args, 'undo', j, '--allow-truncated', '--journal', `${j}.undo`]);
+      const u = await runQuiet([...t.d.args, 'undo', j, '--allow-truncated', '--journal', `${j}.undo`]);
       if (u.code !== 0 && u.code !== 4) stats.violations.push(`round ${round}: undo ${j} exited ${u.code}: ${u.out.trim()}`);
       else stats.undone++;
     }
-    const totals = await allocationTotals(f.d.knex('placement'));
-    const restored = totals.size === f.initial.size && [...f.initial].every(([c, m]) => [...m].every(([rc, used]) => totals.get(c)?.get(rc) === used));
-    if (!restored) stats.violations.push(`round ${round}: undo did not restore every allocation (${totals.size} consumers, ${f.initial.size} before)`);
+    for (const v of await t.checkRestored()) stats.violations.push(`round ${round}: ${v}`);
     stats.rounds++;
     opts.log?.(`round ${round}: ${stats.kills} kills so far, ${stats.violations.length} violation(s)`);
   }

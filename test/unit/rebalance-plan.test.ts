@@ -176,11 +176,11 @@ describe('planRebalance: seed bug 1714248', () => {
     const w = failover();
     const plan = planRebalance(snapshot(w), opts);
     expect(plan.refused).toEqual([]);
-    expect(kinds(plan)).toEqual(['soft-delete-compute-node', 'rehome-compute-node', 'move-instance']);
-    const [retire, rehome, move] = changes(plan);
+    // The instance moves in the re-home's transaction: no crash can leave the node re-homed without it.
+    expect(kinds(plan)).toEqual(['soft-delete-compute-node', 'rehome-compute-node']);
+    const [retire, rehome] = changes(plan);
     expect(retire).toMatchObject({ uuid: U2, host: 'ironic-compute-1' });
-    expect(rehome).toMatchObject({ uuid: N, fromHost: 'ironic-compute-0', toHost: 'ironic-compute-1', toServiceId: w.services[1]?.id, instance: null });
-    expect(move).toMatchObject({ uuid: I, node: N, fromHost: 'ironic-compute-0', toHost: 'ironic-compute-1' });
+    expect(rehome).toMatchObject({ uuid: N, fromHost: 'ironic-compute-0', toHost: 'ironic-compute-1', toServiceId: w.services[1]?.id, instance: { uuid: I, fromHost: 'ironic-compute-0' } });
     const end = expectConvergence(w);
     expect(end.nodes.filter((n) => !n.deleted)).toMatchObject([{ uuid: N, host: 'ironic-compute-1' }]);
   });
@@ -190,7 +190,8 @@ describe('planRebalance: seed bug 1714248', () => {
     w.providers = w.providers.map((p) => (p.uuid === N ? { ...p, name: `stale-${N}` } : p));
     providerWithInventory(w, U2, N, 1);
     const plan = planRebalance(snapshot(w), opts);
-    expect(kinds(plan)).toEqual(['delete-provider', 'rename-provider', 'soft-delete-compute-node', 'rehome-compute-node', 'move-instance']);
+    expect(kinds(plan)).toEqual(['delete-provider', 'rename-provider', 'soft-delete-compute-node', 'rehome-compute-node']);
+    expect(changes(plan)[3]).toMatchObject({ instance: { uuid: I } });
     expect(changes(plan)[0]).toMatchObject({ uuid: U2 });
     expect(changes(plan)[1]).toMatchObject({ uuid: N, fromName: `stale-${N}`, toName: N, generation: 4 });
     const end = expectConvergence(w);
@@ -258,8 +259,8 @@ describe('planRebalance: re-homing off dead services', () => {
     const owner = ringOwner(buildHashRing(['ironic-compute-1', 'ironic-compute-2']), N);
     const host = owner === 'ironic-compute-1' ? 'Ironic-Compute-1' : 'ironic-compute-2';
     const plan = planRebalance(snapshot(w), opts);
-    expect(kinds(plan)).toEqual(['rehome-compute-node', 'move-instance']);
-    expect(changes(plan)[0]).toMatchObject({ fromHost: 'ironic-compute-0', toHost: host });
+    expect(kinds(plan)).toEqual(['rehome-compute-node']);
+    expect(changes(plan)[0]).toMatchObject({ fromHost: 'ironic-compute-0', toHost: host, instance: { uuid: I, fromHost: 'ironic-compute-0' } });
     expect(plan.units[0]?.changes[0]?.reason).toContain("Nova's hash ring of the live members (ironic-compute-1, ironic-compute-2)");
     expectConvergence(w);
   });
@@ -267,7 +268,7 @@ describe('planRebalance: re-homing off dead services', () => {
   it('leaves a merely down service alone unless --include-down', () => {
     const w = lone({ lastSeenUp: ago(600) });
     expect(planRebalance(snapshot(w), opts)).toMatchObject({ units: [], refused: [] });
-    expect(kinds(planRebalance(snapshot(w), { includeDown: true }))).toEqual(['rehome-compute-node', 'move-instance']);
+    expect(kinds(planRebalance(snapshot(w), { includeDown: true }))).toEqual(['rehome-compute-node']);
     expectConvergence(w, { includeDown: true });
   });
 
