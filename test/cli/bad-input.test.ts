@@ -203,6 +203,21 @@ describe('bad input [sqlite deployment]', () => {
       { name: 'a compatible category without its action (argparse: exit 2)', argv: () => [...d.args, 'cell_v2'], code: 2, channel: 'stderr', message: /"cell_v2" needs an action: one of discover_hosts, list_hosts/, json: false },
       { name: 'a reconciliation category without its action', argv: () => [...d.args, 'compute_node', '--apply'], code: 127, channel: 'stderr', message: /"compute_node" needs an action: one of list, cleanup_orphans/, json: false },
       { name: 'help for an unknown command', argv: () => ['help', 'frobnicate'], code: 127, channel: 'stderr', message: /unknown command "frobnicate"/, json: false },
+      // Refused before the apply lock: on SQLite the lock is a file beside the API database.
+      {
+        name: 'ironic_compute_node_move to an unknown host (no lock file made)',
+        argv: () => [...d.args, 'db', 'ironic_compute_node_move', '--ironic-node-uuid', '11111111-2222-4333-8444-555555555555', '--destination-host', 'no-such-host'],
+        code: 255,
+        channel: 'nova-stdout',
+        message: /^Compute host no-such-host could not be found\.$/,
+      },
+      {
+        name: 'ironic_compute_node_move with empty values',
+        argv: () => [...d.args, 'db', 'ironic_compute_node_move', '--ironic-node-uuid', '', '--destination-host', ''],
+        code: 255,
+        channel: 'nova-stdout',
+        message: /^Compute host {2}could not be found\.$/,
+      },
       { name: 'an unknown option of a reconciliation command', argv: () => [...d.args, 'sandbox', 'create', file('sb'), '--bogus'], code: 127, channel: 'stderr', message: /unknown option '--bogus'/, json: false },
     ],
     () => snapshotDeployment(d, extras),
@@ -212,6 +227,13 @@ describe('bad input [sqlite deployment]', () => {
     const before = await snapshotDeployment(d, extras);
     const r = await runBin([...d.args, 'cell_v2', 'delete_host', '--cell_uuid', 'not-a-uuid', '--host', 'compute-2']);
     expect(r).toMatchObject({ code: 1, stdout: 'Cell with uuid not-a-uuid was not found.\n', stderr: '' });
+    expect(await snapshotDeployment(d, extras)).toEqual(before);
+  });
+
+  it('placement audit --delete of an unknown provider → exit 127, nova\'s message, no lock file beside the API database', async () => {
+    const before = await snapshotDeployment(d, extras);
+    const r = await runBin([...d.args, 'placement', 'audit', '--delete', '--resource_provider', '11111111-2222-4333-8444-555555555555']);
+    expect(r).toMatchObject({ code: 127, stdout: 'Resource provider with UUID 11111111-2222-4333-8444-555555555555 does not exist.\n', stderr: '' });
     expect(await snapshotDeployment(d, extras)).toEqual(before);
   });
 
