@@ -26,10 +26,15 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
   try {
     const globals = extractGlobalArgs(argv);
     debug = globals.debug;
-    const rest = globals.rest;
-    if (rest.length === 0 || rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help') {
+    let rest = globals.rest;
+    if (rest.length === 0) {
+      throw new ReconcileError('usage', 'no command given', { hint: 'run `nova-reconcile --help` for the list of commands' });
+    }
+    // `help compute_node list` is `compute_node list --help`.
+    if (rest[0] === 'help' && rest.length > 1) rest = [...rest.slice(1), '--help'];
+    if (rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help') {
       ctx.stdout.write(renderTopLevelHelp(COMMANDS));
-      return rest.length === 0 ? 127 : 0;
+      return 0;
     }
     if (rest[0] === '--version' || rest[0] === '-V' || rest[0] === 'version') {
       ctx.stdout.write(`${VERSION}\n`);
@@ -38,9 +43,14 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     const spec = findCommand(rest);
     if (spec === undefined) {
       const group = COMMANDS.filter((c) => c.path[0] === rest[0]);
-      if (group.length > 0 && (rest.length === 1 || rest[1] === '--help' || rest[1] === '-h')) {
+      if (group.length > 0 && (rest[1] === '--help' || rest[1] === '-h')) {
         ctx.stdout.write(renderTopLevelHelp(group));
-        return rest.length === 1 ? exitCodeFor('usage', family) : 0;
+        return 0;
+      }
+      if (group.length > 0 && (rest.length === 1 || (rest[1] ?? '').startsWith('-'))) {
+        // argparse: "the following arguments are required: action", one line.
+        const actions = group.map((c) => c.path.slice(1).join(' ')).join(', ');
+        throw new ReconcileError('usage', `"${rest[0]}" needs an action: one of ${actions}`, { hint: `run \`nova-reconcile ${rest[0]} --help\`` });
       }
       const words = rest.filter((w) => !w.startsWith('-')).slice(0, 2).join(' ');
       throw new ReconcileError('usage', `unknown command "${words}"`, { hint: 'run `nova-reconcile --help` for the list of commands' });
@@ -121,12 +131,14 @@ function parseCommandArgs(spec: CommandSpec, args: readonly string[], ctx: RunCo
     })
     .addHelpText('after', renderCommandHelpFooter(spec));
   for (const a of spec.args ?? []) cmd.argument(a);
+  const given = new Set<string>();
   for (const o of spec.options) {
     const opt = new Option(o.flags, o.description);
     if (o.choices !== undefined) opt.choices([...o.choices]);
     if (o.defaultValue !== undefined) opt.default(o.defaultValue);
     if (o.required === true) opt.makeOptionMandatory(true);
     if (o.repeatable === true) opt.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+    else if (spec.family === 'reconcile' && (opt.required || opt.optional)) refuseRepeats(opt, given);
     cmd.addOption(opt);
   }
   let positional: string[] = [];
@@ -140,4 +152,21 @@ function parseCommandArgs(spec: CommandSpec, args: readonly string[], ctx: RunCo
     throw err;
   }
   return { options: cmd.opts(), args: positional };
+}
+
+/**
+ * A single-valued option of a reconciliation command may be given once:
+ * `--to-host a --to-host b` or two --ironic-nodes files is a mistake whose
+ * silent "last one wins" (argparse's rule, kept for the compatible commands)
+ * could act on the wrong host or the wrong truth.
+ */
+function refuseRepeats(opt: Option, given: Set<string>): void {
+  const inner = opt.parseArg;
+  opt.argParser((value: string, previous: unknown) => {
+    if (given.has(opt.long ?? opt.flags)) {
+      throw new ReconcileError('usage', `option ${opt.long ?? opt.flags} is given more than once`, { hint: 'give it once' });
+    }
+    given.add(opt.long ?? opt.flags);
+    return inner === undefined ? value : inner(value, previous);
+  });
 }

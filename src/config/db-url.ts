@@ -5,9 +5,9 @@
 //
 // Every error message shows the URL only through redactUrl.
 
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { ReconcileError } from '../errors.js';
+import { describeFileError, readTextFile } from '../files.js';
 import type { DbTarget, MysqlSsl } from './types.js';
 import { redactUrl } from './mask-url.js';
 import { parseMyCnf, type MyCnf } from './my-cnf.js';
@@ -15,7 +15,7 @@ import { parsePythonInt } from './python-url.js';
 import { parseQueryPairs, unquotePython } from './python-unquote.js';
 
 export interface ParseDbUrlOptions {
-  /** Reads a read_default_file; defaults to fs.readFileSync(path, 'utf8'). */
+  /** Reads a read_default_file; defaults to a bounded UTF-8 read (files.ts). */
   readonly readFile?: (path: string) => string;
   /** For `~` in read_default_file (os.path.expanduser); defaults to os.homedir(). */
   readonly home?: string;
@@ -225,15 +225,14 @@ function parseBool(key: string, value: string, shown: string, fail: Fail): boole
 }
 
 function readOptionFile(path: string, opts: ParseDbUrlOptions, shown: string): MyCnf {
-  const read = opts.readFile ?? ((p: string) => readFileSync(p, 'utf8'));
+  const read = opts.readFile ?? ((p: string) => readTextFile(p, 1024 * 1024));
   let text: string;
   try {
     text = read(path);
   } catch (err) {
     // PyMySQL (configparser.read) silently skips a missing file and then
     // connects without its credentials; a clear error is kinder.
-    const code = (err as NodeJS.ErrnoException | undefined)?.code;
-    const reason = code === 'ENOENT' ? 'not found' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : String((err as Error | undefined)?.message ?? err);
+    const reason = (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' ? 'not found' : describeFileError(err);
     throw new ReconcileError('config', `cannot read MySQL option file ${path} (read_default_file in ${shown}): ${reason}`, {
       hint: `create ${path} or remove read_default_file from the database URL`,
       cause: err,

@@ -86,10 +86,12 @@ function readReconcileSettings(lookup: OptionLookup, args: LoadConfigArgs, probl
   const journalDir = lookup.find(group, 'journal_dir')?.value;
   return Object.freeze({
     journalDir: journalDir === undefined || journalDir === '' ? defaultJournalDir(args) : expandHome(journalDir, args.home),
-    lockTimeout: readInteger(lookup, { group, key: 'lock_timeout', default: 10, min: 0 }, problems),
+    // Upper bounds keep every wait inside a Node timer (at most 2^31-1 ms, about 24 days): a larger
+    // value would silently become 1 ms, with a TimeoutOverflowWarning on stderr.
+    lockTimeout: readInteger(lookup, { group, key: 'lock_timeout', default: 10, min: 0, max: 86_400 }, problems),
     cellConcurrency: readInteger(lookup, { group, key: 'cell_concurrency', default: 4, min: 1, max: 64 }, problems),
     applyConcurrency: readInteger(lookup, { group, key: 'apply_concurrency', default: 4, min: 1, max: 16 }, problems),
-    connectTimeout: readInteger(lookup, { group, key: 'connect_timeout', default: 10, min: 1 }, problems),
+    connectTimeout: readInteger(lookup, { group, key: 'connect_timeout', default: 10, min: 1, max: 3_600 }, problems),
     ironicRingMembers: readList(lookup, group, 'ironic_ring_members'),
   });
 }

@@ -6,9 +6,10 @@
 // Missing files are collected and reported together at the end, like
 // ConfigFilesNotFoundError; any other problem stops at once.
 
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ReconcileError } from '../errors.js';
+import { describeFileError, readTextFile } from '../files.js';
 import { parseIni, type ParsedIni } from './ini-parser.js';
 import type { ConfigSource } from './types.js';
 
@@ -43,7 +44,7 @@ export function readConfigSources(sources: readonly ConfigSource[], home: string
 function readConfigFile(path: string, missing: string[]): ParsedIni | undefined {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextFile(path);
   } catch (err) {
     const code = errorCode(err);
     if (code === 'ENOENT' || code === 'ENOTDIR') {
@@ -54,7 +55,7 @@ function readConfigFile(path: string, missing: string[]): ParsedIni | undefined 
       throw new ReconcileError('config', `config file ${path} is a directory`, { hint: `use --config-dir ${path} to read the *.conf files in it`, cause: err });
     }
     throw new ReconcileError('config', `cannot read config file ${path}: ${describeIoError(err)}`, {
-      hint: `check the permissions of ${path}`,
+      hint: code === 'EFBIG' ? `${path} is not a nova.conf` : `check the permissions of ${path}`,
       cause: err,
     });
   }
@@ -100,11 +101,5 @@ function errorCode(err: unknown): string | undefined {
 }
 
 function describeIoError(err: unknown): string {
-  switch (errorCode(err)) {
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied';
-    default:
-      return err instanceof Error ? err.message : String(err);
-  }
+  return describeFileError(err);
 }

@@ -46,7 +46,7 @@ function parseJsonNodes(body: string, fail: Fail): IronicNodeRec[] {
   try {
     doc = JSON.parse(body);
   } catch (err) {
-    return fail(`not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+    return fail(`not valid JSON (${describeJsonError(err)})`);
   }
   const list = isObject(doc) && Array.isArray(doc['nodes']) ? doc['nodes'] : doc;
   if (!Array.isArray(list)) return fail('expected a JSON list of nodes');
@@ -59,10 +59,10 @@ function parseNode(entry: unknown, where: string, fail: Fail): IronicNodeRec {
   if (!isObject(entry)) return fail(`${where} is not an object`);
   const uuid = pick(entry, FIELDS.uuid);
   if (uuid === undefined || uuid === null || uuid === '') return fail(`${where} has no UUID`);
-  if (typeof uuid !== 'string' || !isUuid(uuid)) return fail(`${where}: ${JSON.stringify(uuid)} is not a valid UUID`);
+  if (typeof uuid !== 'string' || !isUuid(uuid)) return fail(`${where}: its UUID is not a valid UUID (${shape(uuid)})`);
   const instance = pick(entry, FIELDS.instanceUuid);
   if (instance !== undefined && instance !== null && instance !== '' && (typeof instance !== 'string' || !isUuid(instance))) {
-    return fail(`${where}: instance UUID ${JSON.stringify(instance)} is not a valid UUID`);
+    return fail(`${where}: its instance UUID is not a valid UUID (${shape(instance)})`);
   }
   return {
     uuid: uuid.toLowerCase(),
@@ -78,11 +78,28 @@ function parseUuidLines(body: string, fail: Fail): IronicNodeRec[] {
   body.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.replace(/#.*$/, '').trim();
     if (line === '') return;
-    if (!isUuid(line)) fail(`line ${i + 1}: ${JSON.stringify(line)} is not a valid UUID`);
+    if (!isUuid(line)) fail(`line ${i + 1}: the line is not a valid UUID (${shape(line)})`);
     out.push({ uuid: line.toLowerCase(), instanceUuid: null, maintenance: null, provisionState: null, conductorGroup: null });
   });
   if (out.length === 0) return fail('the file lists no node UUIDs (only comments and blank lines)');
   return out;
+}
+
+/**
+ * What a bad value looks like, without its text: the file may be the wrong
+ * one (a nova.conf, a password file), so its content is never echoed.
+ */
+function shape(value: unknown): string {
+  if (typeof value === 'string') return `${value.length} characters, expected 8-4-4-4-12 hex digits; the text is not shown`;
+  return `a JSON ${value === null ? 'null' : Array.isArray(value) ? 'list' : typeof value}, expected a string`;
+}
+
+/** V8 quotes the start of the input in its messages ("...", "[secret]" is not valid JSON); keep only the position. */
+function describeJsonError(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (!message.includes('"')) return message;
+  const position = /at position (\d+)/.exec(message)?.[1];
+  return position === undefined ? 'unexpected character' : `unexpected character at position ${position}`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -47,26 +47,16 @@ export async function ironicComputeNodeMove(d: Deployment, nodeUuid: string, des
   const cell = await localCell(d);
   const db = await d.cell(cell);
   const forUpdate = db.dialect === 'mysql';
+  // The preconditions are checked once before the apply lock, so that a typo
+  // fails without touching anything (on SQLite the lock is a file beside the
+  // API database), and again inside the transaction, with row locks.
+  await checkPreconditions(db.knex, (q) => q, nodeUuid, destinationHost);
   return withApplyLock(d, options.lockTimeout, async () => {
     const box: { journal?: JournalWriter } = {};
     try {
       const result = await db.knex.transaction(async (trx) => {
         const lock = (q: Knex.QueryBuilder): Knex.QueryBuilder => (forUpdate ? q.forUpdate() : q);
-        const dest = await firstRow(lock(trx('services').select('*').where({ host: destinationHost, binary: 'nova-compute', deleted: 0 }).orderBy('id')));
-        if (dest === undefined) throw fail(`Compute host ${destinationHost} could not be found.`);
-        if (Number(dest['forced_down']) !== 0) throw fail('Destination compute is forced down!');
-        const cn = await firstRow(lock(trx('compute_nodes').select('*').where({ uuid: nodeUuid, deleted: 0 })));
-        if (cn === undefined) throw fail(`Compute host ${nodeUuid} could not be found.`);
-        if (cn['hypervisor_type'] !== 'ironic')
-          throw fail(`Compute node ${nodeUuid} is not an ironic node (hypervisor_type ${String(cn['hypervisor_type'])}); only ironic nodes can be moved this way.`);
-        const serviceId = cn['service_id'];
-        const source = serviceId === null ? undefined : await firstRow(lock(trx('services').select('*').where({ id: Number(serviceId), deleted: 0 })));
-        // Nova reads the service by compute_nodes.service_id, which Zed never sets: "Service None ...".
-        if (source === undefined) throw fail(`Service ${serviceId === null ? 'None' : String(serviceId)} could not be found.`);
-        if (Number(source['forced_down']) === 0) throw fail('Source service is not yet forced down!');
-        const instances = (await lock(trx('instances').select('*').where({ host: cn['host'] ?? '', node: cn['hypervisor_hostname'] ?? '', deleted: 0 }).orderBy('id'))).map(normaliseRow);
-        if (instances.length > 1)
-          throw fail('Found an ironic host with more than one instance! Please delete all Nova instances that do not match the instance uuid recorded on the Ironic node.');
+        const { dest, cn, source, instances } = await checkPreconditions(trx, lock, nodeUuid, destinationHost);
         const instance = instances[0];
 
         const change: Change & { kind: 'rehome-compute-node' } = {
@@ -107,6 +97,31 @@ export async function ironicComputeNodeMove(d: Deployment, nodeUuid: string, des
       box.journal?.close();
     }
   });
+}
+
+/** nova-manage's preconditions, in its order, with its messages. */
+async function checkPreconditions(
+  q: Knex | Knex.Transaction,
+  lock: (q: Knex.QueryBuilder) => Knex.QueryBuilder,
+  nodeUuid: string,
+  destinationHost: string,
+): Promise<{ dest: Row; cn: Row; source: Row; instances: Row[] }> {
+  const dest = await firstRow(lock(q('services').select('*').where({ host: destinationHost, binary: 'nova-compute', deleted: 0 }).orderBy('id')));
+  if (dest === undefined) throw fail(`Compute host ${destinationHost} could not be found.`);
+  if (Number(dest['forced_down']) !== 0) throw fail('Destination compute is forced down!');
+  const cn = await firstRow(lock(q('compute_nodes').select('*').where({ uuid: nodeUuid, deleted: 0 })));
+  if (cn === undefined) throw fail(`Compute host ${nodeUuid} could not be found.`);
+  if (cn['hypervisor_type'] !== 'ironic')
+    throw fail(`Compute node ${nodeUuid} is not an ironic node (hypervisor_type ${String(cn['hypervisor_type'])}); only ironic nodes can be moved this way.`);
+  const serviceId = cn['service_id'];
+  const source = serviceId === null ? undefined : await firstRow(lock(q('services').select('*').where({ id: Number(serviceId), deleted: 0 })));
+  // Nova reads the service by compute_nodes.service_id, which Zed never sets: "Service None ...".
+  if (source === undefined) throw fail(`Service ${serviceId === null ? 'None' : String(serviceId)} could not be found.`);
+  if (Number(source['forced_down']) === 0) throw fail('Source service is not yet forced down!');
+  const instances = (await lock(q('instances').select('*').where({ host: cn['host'] ?? '', node: cn['hypervisor_hostname'] ?? '', deleted: 0 }).orderBy('id'))).map(normaliseRow);
+  if (instances.length > 1)
+    throw fail('Found an ironic host with more than one instance! Please delete all Nova instances that do not match the instance uuid recorded on the Ironic node.');
+  return { dest, cn, source, instances };
 }
 
 /** The cell whose database is [database] connection (compared by host, port and database name). */

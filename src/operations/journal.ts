@@ -2,13 +2,17 @@
 // written and fsynced BEFORE the change's transaction commits, and a commit
 // marker after. Undo reads it back. It never contains a password: the header
 // names databases by their redacted display form only.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Change, DbRef } from '../domain/plan.js';
 import type { RowImage } from '../db/row-images.js';
 import { ReconcileError } from '../errors.js';
+import { describeFileError, makeDirectories, readTextFile } from '../files.js';
 
 export const JOURNAL_FORMAT = 'nova-reconcile-journal/1';
+
+/** A journal of 30,000 changed rows with before- and after-images is about 150 MB. */
+const JOURNAL_MAX_BYTES = 512 * 1024 * 1024;
 
 export interface JournalHeader {
   readonly type: 'header';
@@ -56,10 +60,10 @@ export function defaultJournalPath(dir: string, command: string, now: Date): str
 export function openJournal(path: string, header: JournalHeader): JournalWriter {
   let fd: number;
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    makeDirectories(dirname(path));
     fd = openSync(path, 'wx', 0o600);
   } catch (err) {
-    throw new ReconcileError('config', `cannot create the journal ${path}: ${(err as Error).message}`, {
+    throw new ReconcileError('config', `cannot create the journal ${path}: ${describeFileError(err)}`, {
       hint: 'pass --journal FILE, or set [nova_reconcile] journal_dir to a writable directory',
       cause: err,
     });
@@ -100,9 +104,9 @@ export interface ReadJournal {
 export function readJournal(path: string, options: { readonly allowTruncatedTail?: boolean } = {}): ReadJournal {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextFile(path, JOURNAL_MAX_BYTES);
   } catch (err) {
-    throw new ReconcileError('input', `cannot read the journal ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+    throw new ReconcileError('input', `cannot read the journal ${path}: ${describeFileError(err)}`, { cause: err });
   }
   if (text.length === 0) throw new ReconcileError('input', `the journal ${path} is empty`);
   if (!text.endsWith('\n') && options.allowTruncatedTail !== true)

@@ -63,7 +63,13 @@ export async function runPlacementAudit(deployment: Deployment, options: Placeme
     const providers = report.providers.map((provider) => ({ provider, orphans: provider.orphans.map((orphan) => ({ orphan, outcome: FOUND })) }));
     return { kind: 'audited', delete: false, allResourceClasses: report.allResourceClasses, providers, stoppedAt: undefined, journalPath: undefined };
   }
-  // Audited under the lock, so a second --delete run waits and then sees what the first left.
+  // An unknown provider or nothing to delete ends here, without the lock (on
+  // SQLite the lock is a file beside the API database, which a failed or empty
+  // run must not create).
+  const first = await audit();
+  if (first.kind === 'unknown-provider') return first;
+  if (orphansOf(first).length === 0) return deleteOrphans(deployment, first, options);
+  // Audited again under the lock, so a second --delete run waits and then sees what the first left.
   return withApplyLock(deployment, options.lockTimeout, async () => {
     const report = await audit();
     if (report.kind === 'unknown-provider') return report;

@@ -4,7 +4,6 @@
 // cell_concurrency), each table in keyset pages. A cell that cannot be read
 // fails the whole snapshot: a reconciliation that missed a cell would call
 // that cell's nodes "missing" and act on it.
-import { readFile } from 'node:fs/promises';
 import type { Database } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
 import { readHostMappings } from '../db/api/snapshot-reads.js';
@@ -14,6 +13,7 @@ import { describeDriverError } from '../db/driver-errors.js';
 import { parseIronicNodes } from '../domain/ironic-nodes.js';
 import type { CellRec, ComputeNodeRec, InstanceRec, IronicNodeRec, MigrationRec, PlacementSnapshot, ServiceRec, Snapshot } from '../domain/model.js';
 import { ReconcileError, isReconcileError } from '../errors.js';
+import { describeFileError, errnoOf, readTextFile } from '../files.js';
 import { fanOutInOrder } from './fan-out.js';
 
 /** Where the ironic truth comes from; absent means none was given. */
@@ -93,14 +93,16 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   };
 }
 
+/** An export of 300,000 nodes is about 50 MB. */
+const IRONIC_NODES_MAX_BYTES = 256 * 1024 * 1024;
+
 /** Read and parse --ironic-nodes FILE; every problem is one ReconcileError('input') line. */
 export async function readIronicNodesFile(path: string): Promise<IronicNodeRec[]> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = readTextFile(path, IRONIC_NODES_MAX_BYTES);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : describeDriverError(err);
+    const why = errnoOf(err) === 'ENOENT' ? 'no such file' : describeFileError(err);
     throw new ReconcileError('input', `--ironic-nodes ${path}: cannot read the file (${why})`, { cause: err });
   }
   return parseIronicNodes(text, path);

@@ -3,7 +3,8 @@
 // `nova-manage cell_v2 map_cell0` / `create_cell` would map it, populated
 // with a scenario, and described by a nova.conf that the tool (and anyone's
 // nova-manage) can be pointed at.
-import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { describeFileError, makeDirectories } from '../files.js';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Knex } from 'knex';
 import { parseDbUrl } from '../config/db-url.js';
@@ -137,7 +138,7 @@ export async function createSandbox(dir: string, scenarioName: string, opts: Cre
       ...cells,
     });
 
-    await fsStep(`create ${journalDir}`, () => mkdir(journalDir, { recursive: true }));
+    await fsStep(`create ${journalDir}`, async () => makeDirectories(journalDir));
     await fsStep(`write ${configFile}`, () => writeFile(configFile, renderNovaConf(scenario, databases, journalDir), { flag: 'wx' }));
 
     return {
@@ -267,7 +268,7 @@ async function prepareDirectory(root: string, force: boolean): Promise<boolean> 
   } catch (err) {
     if (err instanceof ReconcileError) throw err;
     if (isErrno(err, 'ENOENT')) {
-      await fsStep(`create ${root}`, () => mkdir(root, { recursive: true }));
+      await fsStep(`create ${root}`, async () => makeDirectories(root));
       return false;
     }
     throw fsError(`read ${root}`, err);
@@ -307,8 +308,7 @@ async function fsStep<T>(what: string, fn: () => Promise<T>): Promise<T> {
 }
 
 function fsError(what: string, err: unknown): ReconcileError {
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : undefined;
-  const reason = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EEXIST' ? 'it already exists' : err instanceof Error ? err.message : String(err);
+  const reason = describeFileError(err);
   return new ReconcileError('input', `cannot ${what}: ${reason}`, { hint: 'choose a directory you can write to', cause: err });
 }
 

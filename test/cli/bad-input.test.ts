@@ -129,6 +129,7 @@ describe('bad input [sqlite deployment]', () => {
     writeConf(work, 'missing-sqlite.conf', `sqlite:///${file('typo_api.sqlite')}`, real);
     writeConf(work, 'empty-sqlite.conf', `sqlite:///${file('empty.sqlite')}`, real);
     writeConf(work, 'cell-as-api.conf', cell1, real);
+    writeFileSync(file('huge-timeout.conf'), `[api_database]\nconnection = ${api}\n[nova_reconcile]\nconnect_timeout = 99999999999999999999\n`);
     // A Nova API schema missing a column: a copy of the API database without cell_mappings.disabled.
     copyFileSync(sqliteFileOf(api), file('api-no-disabled.sqlite'));
     const copy = sqliteKnex(file('api-no-disabled.sqlite'));
@@ -153,6 +154,12 @@ describe('bad input [sqlite deployment]', () => {
       { name: 'a missing --config-file', argv: conf('no-such.conf', ...discover), code: 1, channel: 'stderr', message: /config file \S*no-such\.conf not found/ },
       { name: 'a directory given as --config-file', argv: conf('a-directory', ...discover), code: 1, channel: 'stderr', message: /a-directory is a directory/ },
       { name: 'a config that is not INI', argv: conf('not-ini.conf', ...discover), code: 1, channel: 'stderr', message: /not-ini\.conf:1: .*(expected key = value)/ },
+      // readFileSync would read /dev/zero until memory runs out.
+      { name: '--config-file /dev/zero (endless)', argv: () => ['--config-file', '/dev/zero', ...discover], code: 1, channel: 'stderr', message: /cannot read config file \/dev\/zero: larger than 64 MiB/ },
+      { name: '--config-file /dev/zero (endless), reconciliation command', argv: () => ['--config-file', '/dev/zero', 'audit'], code: 2, channel: 'stderr', message: /cannot read config file \/dev\/zero: larger than 64 MiB/ },
+      // Node turns a timer above 2^31-1 ms into 1 ms, with a multi-line TimeoutOverflowWarning.
+      { name: 'an overflowing connect_timeout', argv: conf('huge-timeout.conf', 'cell_v2', 'list_cells'), code: 1, channel: 'stderr', message: /connect_timeout .* is out of range \(1\.\.3600\)/, json: false },
+      { name: 'an overflowing connect_timeout, reconciliation command', argv: conf('huge-timeout.conf', 'audit'), code: 2, channel: 'stderr', message: /connect_timeout .* is out of range \(1\.\.3600\)/ },
       { name: 'an empty config: no [api_database] connection', argv: conf('empty.conf', ...discover), code: 255, channel: 'nova-stdout', message: /no \[api_database\] connection is set/ },
       { name: 'a config without [api_database]', argv: conf('no-api.conf', 'cell_v2', 'list_hosts'), code: 255, channel: 'nova-stdout', message: /no \[api_database\] connection is set/ },
       { name: 'a malformed URL', argv: conf('malformed.conf', ...discover), code: 255, channel: 'nova-stdout', message: /malformed database URL/ },
@@ -190,6 +197,27 @@ describe('bad input [sqlite deployment]', () => {
       { name: '--by_service (nova spells it --by-service)', argv: () => [...d.args, 'cell_v2', 'discover_hosts', '--by_service'], code: 2, channel: 'stderr', message: /--by_service/, json: false },
       { name: 'an unknown cell_v2 action (argparse: invalid choice)', argv: () => [...d.args, 'cell_v2', 'map_everything'], code: 2, channel: 'stderr', message: /unknown command "cell_v2 map_everything"/, json: false },
       { name: 'an unknown command', argv: () => [...d.args, 'frobnicate', 'everything'], code: 127, channel: 'stderr', message: /unknown command "frobnicate everything"/, json: false },
+      // No command, or a category without its action: one line, not the whole usage.
+      { name: 'no arguments at all', argv: () => [], code: 127, channel: 'stderr', message: /no command given/, json: false },
+      { name: 'only --config-file', argv: () => [...d.args], code: 127, channel: 'stderr', message: /no command given/, json: false },
+      { name: 'a compatible category without its action (argparse: exit 2)', argv: () => [...d.args, 'cell_v2'], code: 2, channel: 'stderr', message: /"cell_v2" needs an action: one of discover_hosts, list_hosts/, json: false },
+      { name: 'a reconciliation category without its action', argv: () => [...d.args, 'compute_node', '--apply'], code: 127, channel: 'stderr', message: /"compute_node" needs an action: one of list, cleanup_orphans/, json: false },
+      { name: 'help for an unknown command', argv: () => ['help', 'frobnicate'], code: 127, channel: 'stderr', message: /unknown command "frobnicate"/, json: false },
+      // Refused before the apply lock: on SQLite the lock is a file beside the API database.
+      {
+        name: 'ironic_compute_node_move to an unknown host (no lock file made)',
+        argv: () => [...d.args, 'db', 'ironic_compute_node_move', '--ironic-node-uuid', '11111111-2222-4333-8444-555555555555', '--destination-host', 'no-such-host'],
+        code: 255,
+        channel: 'nova-stdout',
+        message: /^Compute host no-such-host could not be found\.$/,
+      },
+      {
+        name: 'ironic_compute_node_move with empty values',
+        argv: () => [...d.args, 'db', 'ironic_compute_node_move', '--ironic-node-uuid', '', '--destination-host', ''],
+        code: 255,
+        channel: 'nova-stdout',
+        message: /^Compute host {2}could not be found\.$/,
+      },
       { name: 'an unknown option of a reconciliation command', argv: () => [...d.args, 'sandbox', 'create', file('sb'), '--bogus'], code: 127, channel: 'stderr', message: /unknown option '--bogus'/, json: false },
     ],
     () => snapshotDeployment(d, extras),
@@ -199,6 +227,13 @@ describe('bad input [sqlite deployment]', () => {
     const before = await snapshotDeployment(d, extras);
     const r = await runBin([...d.args, 'cell_v2', 'delete_host', '--cell_uuid', 'not-a-uuid', '--host', 'compute-2']);
     expect(r).toMatchObject({ code: 1, stdout: 'Cell with uuid not-a-uuid was not found.\n', stderr: '' });
+    expect(await snapshotDeployment(d, extras)).toEqual(before);
+  });
+
+  it('placement audit --delete of an unknown provider → exit 127, nova\'s message, no lock file beside the API database', async () => {
+    const before = await snapshotDeployment(d, extras);
+    const r = await runBin([...d.args, 'placement', 'audit', '--delete', '--resource_provider', '11111111-2222-4333-8444-555555555555']);
+    expect(r).toMatchObject({ code: 127, stdout: 'Resource provider with UUID 11111111-2222-4333-8444-555555555555 does not exist.\n', stderr: '' });
     expect(await snapshotDeployment(d, extras)).toEqual(before);
   });
 
@@ -342,6 +377,10 @@ describe('bad input of the reconciliation commands [sqlite deployment]', () => {
     writeFileSync(file('corrupt.jsonl'), 'garbage\n');
     writeFileSync(file('foreign.jsonl'), '{"type":"header","format":"other/1"}\n');
     writeFileSync(file('truncated-header.jsonl'), '{"type":"header","format":"nova-reconc');
+    // The wrong file given as --ironic-nodes: its text must never be echoed.
+    writeFileSync(file('password-file'), `${MARKER}\n`);
+    writeFileSync(file('json-secret.json'), `[${MARKER}]`);
+    mkdirSync(file('a-directory'));
     writeFileSync(
       file('other-deployment.jsonl'),
       JSON.stringify({ type: 'header', format: 'nova-reconcile-journal/1', command: 'compute_node cleanup_orphans', startedAt: '2026-01-01 00:00:00', deployment: { api: 'mysql://db.example.org/nova_api', cells: [] } }) + '\n',
@@ -371,6 +410,20 @@ describe('bad input of the reconciliation commands [sqlite deployment]', () => {
       { name: 'undo: a missing journal', argv: cmd('undo', file('missing.jsonl')), code: usage, channel: 'stderr', message: /cannot read the journal/ },
       { name: 'an unknown option of audit', argv: cmd('audit', '--bogus'), code: usage, channel: 'stderr', message: /unknown option '--bogus'/, json: false },
       { name: 'an unsupported --format', argv: cmd('compute_node', 'rebalance', '--format', 'yaml'), code: usage, channel: 'stderr', message: /'yaml' is invalid/, json: false },
+      { name: 'audit --ironic-nodes: a password file (not echoed)', argv: cmd('audit', '--ironic-nodes', file('password-file')), code: usage, channel: 'stderr', message: /line 1: the line is not a valid UUID \(14 characters.*not shown\)/ },
+      { name: 'audit --ironic-nodes: broken JSON holding a secret (not echoed)', argv: cmd('audit', '--ironic-nodes', file('json-secret.json')), code: usage, channel: 'stderr', message: /not valid JSON \(unexpected character\)/ },
+      { name: 'audit --ironic-nodes: a directory', argv: cmd('audit', '--ironic-nodes', file('a-directory')), code: usage, channel: 'stderr', message: /cannot read the file \(is a directory\)/ },
+      { name: 'audit --ironic-nodes /dev/zero (endless)', argv: cmd('audit', '--ironic-nodes', '/dev/zero'), code: usage, channel: 'stderr', message: /cannot read the file \(larger than 64 MiB\)/ },
+      { name: 'undo: a directory', argv: cmd('undo', file('a-directory')), code: usage, channel: 'stderr', message: /cannot read the journal \S+: is a directory/ },
+      { name: 'undo: /dev/null', argv: cmd('undo', '/dev/null'), code: usage, channel: 'stderr', message: /the journal \/dev\/null is empty/ },
+      { name: 'undo: /dev/zero (endless)', argv: cmd('undo', '/dev/zero'), code: usage, channel: 'stderr', message: /cannot read the journal \/dev\/zero: larger than 64 MiB/ },
+      // fs.mkdirSync(..., { recursive: true }) spins forever on ENOENT under /proc.
+      { name: 'sandbox create under /proc', argv: () => ['sandbox', 'create', '/proc/nova-reconcile-sandbox'], code: usage, channel: 'stderr', message: /cannot create \/proc\/nova-reconcile-sandbox/ },
+      { name: 'sandbox create into a non-empty directory', argv: () => ['sandbox', 'create', work], code: usage, channel: 'stderr', message: /is not empty: it holds/ },
+      { name: 'sandbox create with an unknown scenario', argv: () => ['sandbox', 'create', file('sb'), '--scenario', 'nope'], code: usage, channel: 'stderr', message: /unknown scenario "nope"/ },
+      // A single-valued option given twice is refused rather than "last one wins".
+      { name: 'compute_node move --to-host given twice', argv: cmd('compute_node', 'move', '--from-host', 'a', '--to-host', 'b', '--to-host', 'c'), code: usage, channel: 'stderr', message: /option --to-host is given more than once/, json: false },
+      { name: 'cleanup_orphans --ironic-nodes given twice', argv: cmd('compute_node', 'cleanup_orphans', '--ironic-nodes', file('empty.json'), '--ironic-nodes', file('non-objects.json')), code: usage, channel: 'stderr', message: /option --ironic-nodes is given more than once/, json: false },
     ],
     () => snapshotDeployment(d, { dirs: [work] }),
   );

@@ -65,16 +65,20 @@ describe('parseIronicNodes: refused input, one line naming the file', () => {
     ['a JSON object that is not a node list', '{"UUID": "x"}', 'expected a JSON list of nodes'],
     ['a list of non-objects', `["${A}"]`, 'entry 1 is not an object'],
     ['an object without a uuid', `[{"UUID": "${A}"}, {"Name": "bm-2"}]`, 'entry 2 has no UUID'],
-    ['an invalid uuid', '[{"UUID": "not-a-uuid"}]', 'entry 1: "not-a-uuid" is not a valid UUID'],
-    ['a non-string uuid', '[{"uuid": 42}]', 'entry 1: 42 is not a valid UUID'],
-    ['an invalid instance uuid', `[{"UUID": "${A}", "Instance UUID": "nope"}]`, 'instance UUID "nope" is not a valid UUID'],
-    ['a text line that is not a uuid', `${A}\nbm-2\n`, 'line 2: "bm-2" is not a valid UUID'],
+    ['an invalid uuid', '[{"UUID": "not-a-uuid"}]', 'entry 1: its UUID is not a valid UUID (10 characters'],
+    ['a non-string uuid', '[{"uuid": 42}]', 'entry 1: its UUID is not a valid UUID (a JSON number'],
+    ['an invalid instance uuid', `[{"UUID": "${A}", "Instance UUID": "nope"}]`, 'its instance UUID is not a valid UUID (4 characters'],
+    ['a text line that is not a uuid', `${A}\nbm-2\n`, 'line 2: the line is not a valid UUID (4 characters'],
+    // The wrong file (a password file, a nova.conf) must not be echoed.
+    ['a password file', 'S3cr3tPassw0rd\n', 'line 1: the line is not a valid UUID (14 characters, expected 8-4-4-4-12 hex digits; the text is not shown)'],
+    ['JSON-looking secrets', '[S3cr3tPassw0rd]', 'not valid JSON (unexpected character)'],
   ];
   it.each(cases)('%s', (_name, text, problem) => {
     const err = fails(text);
     expect(err.kind).toBe('input');
     expect(err.message.startsWith('--ironic-nodes nodes.json: ')).toBe(true);
     expect(err.message).toContain(problem);
+    expect(err.message).not.toContain('S3cr3t');
     expect(err.message).not.toContain('\n');
     expect(err.hint).toContain('openstack baremetal node list -f json');
   });
