@@ -54,3 +54,14 @@ export function isConnectionLostError(err: unknown): boolean {
   const code = (err as DriverErrorLike).code;
   return code === 'PROTOCOL_CONNECTION_LOST' || code === 'ECONNRESET' || code === 'ER_SERVER_SHUTDOWN' || code === 'EPIPE' || code === 'ER_CONNECTION_KILLED';
 }
+
+/**
+ * True when InnoDB chose this transaction as a deadlock victim (MySQL 1213).
+ * The server has already rolled it back, so it can simply be run again, as
+ * oslo.db's wrap_db_retry does for Nova and Placement.
+ */
+export function isDeadlockError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as DriverErrorLike;
+  return e.code === 'ER_LOCK_DEADLOCK' || e.errno === 1213;
+}

@@ -10,7 +10,7 @@
 import type { ComputeNodeRec, Snapshot } from './model.js';
 import type { Plan, PlannedChange, Refusal, Unit } from './plan.js';
 import { newPlanState, planProviderTreeRemoval } from './provider-removal.js';
-import { indexSnapshot, nodeKey, serviceKey, type SnapshotIndex } from './snapshot-index.js';
+import { indexSnapshot, nodeKey, serviceKey, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 
 export const CLEANUP_ORPHANS = 'compute_node cleanup_orphans';
 
@@ -67,7 +67,7 @@ export function planOrphanCleanup(snapshot: Snapshot): Plan {
       change: { kind: 'soft-delete-compute-node', target: { db: 'cell', cellUuid: node.cellUuid }, id: node.id, uuid: node.uuid, host: node.host, hypervisorHostname: node.hypervisorHostname },
       reason,
     });
-    units.push({ id: `orphan-node:${node.cellUuid}:${node.id}`, title: `orphan ${subject}: ${reason}`, changes });
+    units.push({ id: `orphan-node:${node.cellUuid}:${node.id}`, title: `orphan ${subject}: ${reason}`, changes, footprint: unitFootprint(ix, changes) });
   }
   return { command: CLEANUP_ORPHANS, units, refused };
 }

@@ -29,9 +29,9 @@ import { checkCapacity } from './capacity.js';
 import { buildHashRing, ringOwner, type HashRing } from './hash-ring.js';
 import { isUuid } from './ironic-nodes.js';
 import { isServiceUp } from './liveness.js';
-import { footprintOfChanges, type AllocationPart, type Plan, type PlannedChange, type Refusal, type Unit } from './plan.js';
+import { type AllocationPart, type Plan, type PlannedChange, type Refusal, type Unit } from './plan.js';
 import { newPlanState, planProviderTreeRemoval, type PlanState } from './provider-removal.js';
-import { hostKey, indexSnapshot, nodeKey, serviceKey, type SnapshotIndex } from './snapshot-index.js';
+import { hostKey, indexSnapshot, nodeKey, serviceKey, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 import { ReconcileError } from '../errors.js';
 
 export const REBALANCE = 'compute_node rebalance';
@@ -310,7 +310,7 @@ function planNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult {
       changes: np.changes,
       // One ironic node's records: disjoint from every other node's, so the
       // nodes can be applied side by side (the apply serialises any overlap).
-      footprint: footprintOfChanges(np.changes, (consumer) => (ctx.ix.allocationsOfConsumer.get(consumer) ?? []).map((a) => a.providerId)),
+      footprint: unitFootprint(ctx.ix, np.changes),
     },
   };
 }

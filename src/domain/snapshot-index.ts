@@ -3,6 +3,7 @@
 // trailing-space-insensitive.
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
 import { FINAL_MIGRATION_STATES } from './model.js';
+import { footprintOfChanges, type PlannedChange } from './plan.js';
 
 export function hostKey(host: string | null): string {
   return (host ?? '').replace(/ +$/, '').toLowerCase();
@@ -122,4 +123,9 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list === undefined) map.set(key, [value]);
   else list.push(value);
+}
+
+/** The footprint of a unit's changes in this snapshot (Unit.footprint): a consumer brings every provider it holds allocations on. */
+export function unitFootprint(ix: SnapshotIndex, changes: readonly PlannedChange[]): string[] {
+  return footprintOfChanges(changes, (consumer) => (ix.allocationsOfConsumer.get(consumer) ?? []).map((a) => a.providerId));
 }

@@ -11,7 +11,7 @@ import type { ComputeNodeRec, ProviderRec, Snapshot } from './model.js';
 import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from './model.js';
 import type { Plan, Refusal, Unit } from './plan.js';
 import { newPlanState, planProviderTreeRemoval } from './provider-removal.js';
-import { indexSnapshot, type SnapshotIndex } from './snapshot-index.js';
+import { indexSnapshot, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 
 export const CLEANUP_PROVIDERS = 'placement cleanup_providers';
 
@@ -61,7 +61,7 @@ export function planProviderCleanup(snapshot: Snapshot): Plan {
       continue;
     }
     const why = live !== undefined ? `it is empty and blocks compute node ${live.uuid ?? '-'} (${live.host ?? '-'}) from registering` : 'it has no live compute node';
-    units.push({ id: `stale-provider:${rp.id}`, title: `stale ${subject}: ${why}`, changes: removal.changes });
+    units.push({ id: `stale-provider:${rp.id}`, title: `stale ${subject}: ${why}`, changes: removal.changes, footprint: unitFootprint(ix, removal.changes) });
   }
   return { command: CLEANUP_PROVIDERS, units, refused };
 }

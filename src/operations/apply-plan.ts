@@ -7,7 +7,7 @@
 import type { Database } from '../db/connect.js';
 import type { Deployment } from '../db/deployment.js';
 import { applyChange } from '../db/apply-change.js';
-import { isConnectionLostError, describeDriverError } from '../db/driver-errors.js';
+import { describeDriverError, isConnectionLostError, isDeadlockError } from '../db/driver-errors.js';
 import { withSessionLock } from '../db/locks.js';
 import { CasConflict } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
@@ -71,11 +71,14 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
         // Set once the change is written and journaled: an error after it came from COMMIT itself.
         let committing = false;
         try {
-          await db.knex.transaction(async (trx) => {
-            const rows = await applyChange(trx, db.dialect, change, now);
-            journal.append({ type: 'change', seq: thisSeq, unit: unit.id, target: change.target, change, rows });
-            committing = true;
-          });
+          await retryDeadlocks(() =>
+            db.knex.transaction(async (trx) => {
+              committing = false;
+              const rows = await applyChange(trx, db.dialect, change, now);
+              await journal.appendDurably({ type: 'change', seq: thisSeq, unit: unit.id, target: change.target, change, rows });
+              committing = true;
+            }),
+          );
           journal.append({ type: 'commit', seq: thisSeq });
           applied += 1;
         } catch (err) {
@@ -95,6 +98,20 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
       journal.close();
     }
     return { journalPath: journal.path, outcomes, refused: plan.refused };
+  }
+}
+
+/** Deadlock victims are re-run (each attempt re-checks every row), a few times, after a short random pause. */
+const DEADLOCK_ATTEMPTS = 4;
+
+async function retryDeadlocks(run: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!isDeadlockError(err) || attempt >= DEADLOCK_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * attempt));
+    }
   }
 }
 

@@ -2,12 +2,15 @@
 // written and fsynced BEFORE the change's transaction commits, and a commit
 // marker after. Undo reads it back. It never contains a password: the header
 // names databases by their redacted display form only.
-import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fsync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Change, DbRef } from '../domain/plan.js';
 import type { RowImage } from '../db/row-images.js';
 import { ReconcileError } from '../errors.js';
 import { describeFileError, makeDirectories, readTextFile } from '../files.js';
+
+const fsyncAsync = promisify(fsync);
 
 export const JOURNAL_FORMAT = 'nova-reconcile-journal/1';
 
@@ -47,6 +50,12 @@ export type JournalEntry = JournalHeader | JournalChange | JournalCommit;
 export interface JournalWriter {
   readonly path: string;
   append(entry: JournalEntry): void;
+  /**
+   * Append a change and resolve once it is on disk, without blocking the
+   * event loop: the units that an apply runs side by side overlap their
+   * fsyncs (and their round trips) instead of waiting for each other's.
+   */
+  appendDurably(entry: JournalChange): Promise<void>;
   close(): void;
 }
 
@@ -77,6 +86,10 @@ export function openJournal(path: string, header: JournalHeader): JournalWriter 
       // so a lost marker costs nothing, and skipping its fsync halves the
       // journal's cost per change.
       if (entry.type !== 'commit') fsyncSync(fd);
+    },
+    async appendDurably(entry) {
+      writeSync(fd, JSON.stringify(entry) + '\n');
+      await fsyncAsync(fd);
     },
     close() {
       closeSync(fd);

@@ -12,7 +12,8 @@ import { createTestDeployment, type DbName, type TestDeployment } from '../helpe
 import { describeMysql, mysqlKnex } from '../helpers/mysql.js';
 import { mysqlDatabaseOf } from '../helpers/db-checksum.js';
 
-const USER = 'nr_secret';
+// Unique per run: two test runs on one server must not drop each other's user.
+const USER = `nr_secret_${process.pid}`;
 const MARKER = 'Mark3rPassw0rdXYZ';
 const NAMES: readonly DbName[] = ['api', 'cell0', 'cell1', 'cell2', 'placement'];
 
