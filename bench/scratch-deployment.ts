@@ -1,8 +1,10 @@
 // One benchmark deployment: uniquely named scratch databases (api, cell0,
 // cell1..cellC) built with our migrations, cell_mappings as nova-manage
 // create_cell writes them, and a nova.conf that both nova-manage and
-// nova-reconcile read. Every database created is registered in `live` so
-// that a failure or a Ctrl-C still drops it.
+// nova-reconcile read. Every database created on the main server is
+// registered in `live` so that a failure or a Ctrl-C still drops it. The cells
+// can be spread over several servers (cell i on server i mod S); databases on
+// the extra servers (bench/servers.ts) go with those servers when they stop.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -38,6 +40,8 @@ export interface ScratchCell {
   readonly name: string;
   readonly database: string;
   readonly knex: Knex;
+  /** The server that holds this cell's database. */
+  readonly server: Server;
 }
 
 export interface ScratchDeployment {
@@ -48,7 +52,7 @@ export interface ScratchDeployment {
   readonly cells: readonly ScratchCell[];
   readonly confPath: string;
   readonly scaleDatabases: ScaleDatabases;
-  /** What a SQLAlchemy URL for a database on this server looks like. */
+  /** What a SQLAlchemy URL for a database on the main server (API, cell0) looks like. */
   sqlalchemyUrl(database: string): string;
   drop(): Promise<void>;
 }
@@ -86,44 +90,68 @@ interface SessionConn {
   query(sql: string, cb: (err: Error | null) => void): void;
 }
 
-export async function createScratchDeployment(server: Server, cellCount: number): Promise<ScratchDeployment> {
+export interface ScratchOptions {
+  /**
+   * The servers the cells are spread over: cell i (0-based, cell0 not
+   * counted) lives on cellServers[i mod S], and its cell_mappings row carries
+   * that server's URL. Default: the main server alone. The API and cell0
+   * databases always live on the main server.
+   */
+  readonly cellServers?: readonly Server[];
+}
+
+export async function createScratchDeployment(server: Server, cellCount: number, options: ScratchOptions = {}): Promise<ScratchDeployment> {
   const tag = `nrbench_${randomBytes(3).toString('hex')}`;
   const apiDatabase = `${tag}_api`;
   const cell0Database = `${tag}_cell0`;
   const cellDatabases = Array.from({ length: cellCount }, (_, i) => `${tag}_cell${i + 1}`);
-  const all = [apiDatabase, cell0Database, ...cellDatabases];
+  const pool = options.cellServers !== undefined && options.cellServers.length > 0 ? options.cellServers : [server];
+  const cellServers = cellDatabases.map((_, i) => pool[i % pool.length] as Server);
+  /** Every database with its server, the main server's first. */
+  const all: { readonly name: string; readonly on: Server }[] = [
+    { name: apiDatabase, on: server },
+    { name: cell0Database, on: server },
+    ...cellDatabases.map((name, i) => ({ name, on: cellServers[i] as Server })),
+  ];
+  const servers = [...new Set(all.map((d) => d.on))];
+  const namesOn = (on: Server): string[] => all.filter((d) => d.on === on).map((d) => d.name);
 
-  const admin = serverKnex(server);
   const handles: Knex[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'nova-reconcile-bench-'));
   const drop = async (): Promise<void> => {
     await Promise.all(handles.map((h) => h.destroy().catch(() => undefined)));
-    await dropDatabases(server, all);
+    for (const on of servers) await dropDatabases(on, namesOn(on));
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    for (const name of all) {
-      live.add(name);
-      // Nova's databases are utf8mb3 (see reference/nova-zed-schema).
-      await admin.raw(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb3 COLLATE utf8mb3_general_ci`);
+    for (const on of servers) {
+      const admin = serverKnex(on);
+      try {
+        for (const name of namesOn(on)) {
+          if (on === server) live.add(name);
+          // Nova's databases are utf8mb3 (see reference/nova-zed-schema).
+          await admin.raw(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb3 COLLATE utf8mb3_general_ci`);
+        }
+      } finally {
+        await admin.destroy();
+      }
     }
     const api = serverKnex(server, apiDatabase);
     handles.push(api);
     const cell0 = serverKnex(server, cell0Database);
     handles.push(cell0);
-    const cellKnexes = cellDatabases.map((db) => serverKnex(server, db));
+    const cellKnexes = cellDatabases.map((db, i) => serverKnex(cellServers[i] as Server, db));
     handles.push(...cellKnexes);
     await migrateSchema(api, 'api');
     // The cells' DDL is independent: build them side by side.
     await Promise.all([cell0, ...cellKnexes].map((k) => migrateSchema(k, 'cell')));
 
-    const sqlalchemyUrl = (database: string): string => {
+    const urlOn = (on: Server, database: string): string => {
       const credentials =
-        server.password === undefined
-          ? encodeURIComponent(server.user)
-          : `${encodeURIComponent(server.user)}:${encodeURIComponent(server.password)}`;
-      return `mysql+pymysql://${credentials}@${server.host}:${server.port}/${database}?charset=utf8`;
+        on.password === undefined ? encodeURIComponent(on.user) : `${encodeURIComponent(on.user)}:${encodeURIComponent(on.password)}`;
+      return `mysql+pymysql://${credentials}@${on.host}:${on.port}/${database}?charset=utf8`;
     };
+    const sqlalchemyUrl = (database: string): string => urlOn(server, database);
     const now = new Date().toISOString().slice(0, 19).replace('T', ' ');
     // As `nova-manage cell_v2 map_cell0` and `create_cell` write them.
     await api('cell_mappings').insert({
@@ -145,18 +173,18 @@ export async function createScratchDeployment(server: Server, cellCount: number)
         uuid,
         name,
         transport_url: 'rabbit://guest:guest@127.0.0.1:5672/',
-        database_connection: sqlalchemyUrl(database),
+        database_connection: urlOn(cellServers[i] as Server, database),
         disabled: 0,
       });
       const row = (await api('cell_mappings').first('id').where({ uuid })) as { id: number | string } | undefined;
       if (row === undefined) throw new Error(`cell_mappings row of ${name} vanished`);
       const knex = cellKnexes[i];
       if (knex === undefined) throw new Error('internal: cell handle missing');
-      cells.push({ id: Number(row.id), uuid, name, database, knex });
+      cells.push({ id: Number(row.id), uuid, name, database, knex, server: cellServers[i] as Server });
     }
 
     const confPath = join(dir, 'nova.conf');
-    const firstCell = cellDatabases[0] ?? cell0Database;
+    const firstCell = cellDatabases[0];
     await writeFile(
       confPath,
       [
@@ -168,7 +196,7 @@ export async function createScratchDeployment(server: Server, cellCount: number)
         `connection = ${sqlalchemyUrl(apiDatabase)}`,
         '',
         '[database]',
-        `connection = ${sqlalchemyUrl(firstCell)}`,
+        `connection = ${firstCell === undefined ? sqlalchemyUrl(cell0Database) : urlOn(cellServers[0] as Server, firstCell)}`,
         '',
       ].join('\n'),
     );
@@ -185,12 +213,10 @@ export async function createScratchDeployment(server: Server, cellCount: number)
   } catch (err) {
     await drop().catch(() => undefined);
     throw err;
-  } finally {
-    await admin.destroy();
   }
 }
 
-/** Drops the given databases (if they exist) and forgets them. */
+/** Drops the given databases (if they exist) on that server and forgets them. */
 export async function dropDatabases(server: Server, names: readonly string[]): Promise<void> {
   if (names.length === 0) return;
   const admin = serverKnex(server);
