@@ -44,6 +44,12 @@ interface Running {
 export const liveServers = new Set<Running>();
 /** Temporary folders created and not yet removed. */
 const liveRoots = new Set<string>();
+/**
+ * mariadb-install-db runs still going, each the leader of its own process
+ * group (it is a shell script that starts a bootstrap mariadbd): a stop kills
+ * the whole group before the folder is removed.
+ */
+const liveInstalls = new Set<{ readonly pid: number; readonly done: Promise<void> }>();
 
 export interface Binaries {
   readonly mariadbd: string;
@@ -126,17 +132,22 @@ async function installDataDir(binaries: Binaries, dir: string, bufferPool: strin
     '--innodb-log-file-size=8M',
     `--innodb-buffer-pool-size=${bufferPool}`,
   ];
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(binaries.installDb, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const output: Buffer[] = [];
-    child.stdout?.on('data', (b: Buffer) => output.push(b));
-    child.stderr?.on('data', (b: Buffer) => output.push(b));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve();
-      else reject(new Error(`${binaries.installDb} ${args.join(' ')} exited ${code}:\n${tail(Buffer.concat(output).toString('utf8'))}`));
-    });
+  const child = spawn(binaries.installDb, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const output: Buffer[] = [];
+  child.stdout?.on('data', (b: Buffer) => output.push(b));
+  child.stderr?.on('data', (b: Buffer) => output.push(b));
+  const result = new Promise<number | null>((resolve, reject) => {
+    child.on('error', (err) => reject(new Error(`cannot run ${binaries.installDb}: ${err.message}`, { cause: err })));
+    child.on('close', (code) => resolve(code));
   });
+  const entry = { pid: child.pid ?? -1, done: result.then(() => undefined, () => undefined) };
+  liveInstalls.add(entry);
+  try {
+    const code = await result;
+    if (code !== 0) throw new Error(`${binaries.installDb} ${args.join(' ')} exited ${code}:\n${tail(Buffer.concat(output).toString('utf8'))}`);
+  } finally {
+    liveInstalls.delete(entry);
+  }
 }
 
 function launch(binaries: Binaries, root: string, dir: string, port: number, bufferPool: string): Running {
@@ -219,6 +230,8 @@ async function waitReady(r: Running): Promise<void> {
  * STOP_TIMEOUT_MS) and remove the temporary folders.
  */
 export async function stopAllServers(): Promise<void> {
+  for (const install of liveInstalls) if (install.pid > 0) signal(-install.pid, 'SIGKILL');
+  await Promise.all([...liveInstalls].map((install) => install.done));
   const servers = [...liveServers];
   await Promise.all(
     servers.map(async (r) => {
@@ -245,6 +258,8 @@ export async function stopAllServers(): Promise<void> {
  * SIGKILL whatever is still running and remove the folders.
  */
 export function killAllServersSync(): void {
+  for (const install of liveInstalls) if (install.pid > 0) signal(-install.pid, 'SIGKILL');
+  liveInstalls.clear();
   for (const r of liveServers) if (!r.exited) signal(r.extra.pid, 'SIGKILL');
   liveServers.clear();
   for (const root of liveRoots) rmSync(root, { recursive: true, force: true });
@@ -346,12 +361,17 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
+/** The end of the error log, or of stdout/stderr when mariadbd died before opening its log. */
 async function logTail(dir: string): Promise<string> {
-  try {
-    return tail(await readFile(join(dir, 'error.log'), 'utf8'));
-  } catch {
-    return '(no error log)';
+  for (const file of ['error.log', 'stdout.log']) {
+    try {
+      const text = await readFile(join(dir, file), 'utf8');
+      if (text.trim() !== '') return tail(text);
+    } catch {
+      // try the next
+    }
   }
+  return '  (nothing logged)';
 }
 
 function tail(text: string, lines = 15): string {
