@@ -29,11 +29,24 @@ export interface BenchOptions {
   readonly out: string;
   /** Server for the scratch databases, mysql://user[:password]@host[:port]. */
   readonly mysqlUrl: string;
+  /**
+   * Cell parallelism across servers (bench/parallelism.ts): hosts per cell,
+   * 0 to skip it. Default 10,000: about half a minute in all.
+   */
+  readonly parallelismHosts: number;
+  /** Cells of the many-cell case (default 4). */
+  readonly parallelismCells: number;
+  /** Servers the cells are spread over, the main one included; S - 1 are started (default 2). */
+  readonly servers: number;
+  /** Only the parallelism section, none of the per-size benchmarks. */
+  readonly parallelismOnly: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--runs R] [--nova-runs R]
                         [--nova-manage auto|never|always] [--nova-max-hosts M]
                         [--budget-minutes B] [--nodes-per-host K] [--out FILE|-] [--mysql URL]
+                        [--parallelism-hosts N] [--parallelism-cells C] [--servers S]
+                        [--parallelism-only]
 
   --hosts N[,N...]   hosts per cell, one benchmark per size (default 1000,10000,30000)
   --cells C          cells holding hosts, besides cell0 (default 1)
@@ -48,7 +61,16 @@ export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--
   --nodes-per-host K compute nodes per host, ironic-style when K > 1 (default 1)
   --out FILE|-       Markdown report (default bench/RESULTS.md; - for none)
   --mysql URL        MariaDB server for the scratch databases
-                     (default $BENCH_MYSQL_URL or mysql://root@127.0.0.1:3306)`;
+                     (default $BENCH_MYSQL_URL or mysql://root@127.0.0.1:3306)
+
+Cell parallelism across servers (bench/README.md, "Several servers"):
+  --parallelism-hosts N  hosts per cell for discover_hosts with 1 cell on 1 server against
+                     C cells on S servers, cell_concurrency 4 and 1 (default 10000; 0: skip)
+  --parallelism-cells C  cells of the many-cell case (default 4)
+  --servers S        servers the cells are spread over, the --mysql one included; S - 1
+                     throw-away MariaDB servers are started and removed (default 2)
+  --parallelism-only only this measurement, none of the --hosts sizes; no report
+                     unless --out is given`;
 
 export class UsageError extends Error {}
 
@@ -70,6 +92,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         'budget-minutes': { type: 'string' },
         out: { type: 'string' },
         mysql: { type: 'string' },
+        'parallelism-hosts': { type: 'string' },
+        'parallelism-cells': { type: 'string' },
+        servers: { type: 'string' },
+        'parallelism-only': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -95,6 +121,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   } catch {
     problems.push(`--mysql is not a URL: ${JSON.stringify(mysqlUrl)}`);
   }
+  const parallelismText = v['parallelism-hosts'] ?? '10000';
+  const parallelismHosts = parallelismText === '0' ? 0 : positiveInt('--parallelism-hosts', parallelismText, problems);
+  const parallelismCells = positiveInt('--parallelism-cells', v['parallelism-cells'] ?? '4', problems);
+  const servers = positiveInt('--servers', v.servers ?? '2', problems);
+  const parallelismOnly = v['parallelism-only'] === true;
+  if (parallelismOnly && parallelismHosts === 0) problems.push('--parallelism-only needs --parallelism-hosts greater than 0');
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return Object.freeze({
     sizes: Object.freeze(sizes),
@@ -105,8 +137,13 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     novaMaxHosts,
     budgetMinutes,
     nodesPerHost,
-    out: v.out ?? 'bench/RESULTS.md',
+    // --parallelism-only must not overwrite the full report with a partial one.
+    out: v.out ?? (parallelismOnly ? '-' : 'bench/RESULTS.md'),
     mysqlUrl,
+    parallelismHosts,
+    parallelismCells,
+    servers,
+    parallelismOnly,
   });
 }
 

@@ -124,6 +124,8 @@ export interface ReportContext {
   readonly runs: number;
   readonly novaRuns: number;
   readonly notes: readonly string[];
+  /** Further Markdown sections (each with its own ## heading), placed before the setup details. */
+  readonly sections?: readonly string[];
 }
 
 /** The results table, one row per size and command. */
@@ -188,6 +190,7 @@ export function renderReport(ctx: ReportContext, sizes: readonly SizeResult[]): 
     '',
     renderTargetsTable(sizes),
     '',
+    ...(ctx.sections ?? []).flatMap((section) => [section, '']),
     '## Setup and individual runs',
     '',
     ...setup,
@@ -240,7 +243,7 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 || lo === undefined ? hi : (lo + hi) / 2;
 }
 
-function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], rightAlign: readonly boolean[]): string {
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], rightAlign: readonly boolean[]): string {
   const widths = header.map((h, i) => Math.max(h.length, 3, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
     `| ${cells.map((c, i) => (rightAlign[i] === true ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;

@@ -6,6 +6,7 @@
 // can be spread over several servers (cell i on server i mod S); databases on
 // the extra servers (bench/servers.ts) go with those servers when they stop.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +60,14 @@ export interface ScratchDeployment {
 
 /** Databases created and not yet dropped, across deployments, for the signal handler. */
 export const live = new Set<string>();
+/** Folders of the deployments' nova.conf files not yet removed. */
+const liveDirs = new Set<string>();
+
+/** For process.on('exit'): removes the nova.conf folders a signal left behind. */
+export function removeScratchDirsSync(): void {
+  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
+  liveDirs.clear();
+}
 
 export function serverKnex(server: Server, database?: string): Knex {
   const connection: Knex.MySql2ConnectionConfig = {
@@ -118,10 +127,12 @@ export async function createScratchDeployment(server: Server, cellCount: number,
 
   const handles: Knex[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'nova-reconcile-bench-'));
+  liveDirs.add(dir);
   const drop = async (): Promise<void> => {
     await Promise.all(handles.map((h) => h.destroy().catch(() => undefined)));
     for (const on of servers) await dropDatabases(on, namesOn(on));
     await rm(dir, { recursive: true, force: true });
+    liveDirs.delete(dir);
   };
   try {
     for (const on of servers) {
