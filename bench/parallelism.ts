@@ -216,6 +216,7 @@ export function renderParallelismSection(result: ParallelismResult, runs: number
     '',
     renderParallelismTable(result),
     '',
+    ...parallelismSummary(result).map((line) => `${line}\n`),
     `Servers: ${result.serverList.join(', ')}; the extra ones started in ${formatSeconds(result.startSeconds)} s and were removed afterwards.`,
     '',
     ...runLines,
@@ -225,7 +226,7 @@ export function renderParallelismSection(result: ParallelismResult, runs: number
 export interface ParallelismSection {
   /** The Markdown section for the report. */
   readonly markdown: string;
-  /** The table alone, for stdout. */
+  /** The table and its one-line summary, for stdout. */
   readonly table: string;
   readonly result: ParallelismResult;
 }
@@ -247,5 +248,25 @@ export async function runParallelismSection(
     cli,
     progress,
   });
-  return { markdown: renderParallelismSection(result, bench.runs), table: renderParallelismTable(result), result };
+  return {
+    markdown: renderParallelismSection(result, bench.runs),
+    table: [renderParallelismTable(result), ...parallelismSummary(result)].join('\n\n'),
+    result,
+  };
+}
+
+/**
+ * "4 cells on 2 servers took 2.42× one cell with cell_concurrency 4, 3.81× with
+ * 1": the many-cell cases against the baseline and against each other.
+ */
+export function parallelismSummary(result: ParallelismResult): string[] {
+  const [baseline, ...rest] = result.cases;
+  if (baseline === undefined || rest.length === 0) return [];
+  const inProcess = (c: ParallelismCase): number => median(c.inProcessMs);
+  const parts = rest.map((c, i) => `${(inProcess(c) / inProcess(baseline)).toFixed(2)}×${i === 0 ? ' the time of one cell' : ''} with cell_concurrency ${c.cellConcurrency}`);
+  const first = rest[0] as ParallelismCase;
+  const serial = rest.find((c) => c.cellConcurrency === 1);
+  const speedup =
+    serial === undefined || serial === first ? '' : `; cell_concurrency ${first.cellConcurrency} was ${(inProcess(serial) / inProcess(first)).toFixed(2)}× faster than 1`;
+  return [`${first.cells} cells on ${first.servers} servers took ${parts.join(' and ')} (in-process times)${speedup}.`];
 }
