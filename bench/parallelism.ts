@@ -124,7 +124,7 @@ async function measureInterleaved(
   const runs = concurrencies.map(() => ({ seconds: [] as number[], inProcessMs: [] as number[], roundTrips: 0 }));
   for (let r = 0; r < opts.runs; r += 1) {
     for (const [i, concurrency] of concurrencies.entries()) {
-      const label = `parallelism: ${cells} cell(s) on ${servers} server(s), cell_concurrency ${concurrency}`;
+      const label = `parallelism: ${plural(cells, 'cell')} on ${plural(servers, 'server')}, cell_concurrency ${concurrency}`;
       await resetDiscovery(deployment.scaleDatabases);
       const args = [opts.cli, '--stats', '--config-file', confs[i] as string, 'cell_v2', 'discover_hosts'];
       const run = await runTimed(process.execPath, args, RUN_TIMEOUT_MS);
@@ -202,7 +202,7 @@ export function renderParallelismTable(result: ParallelismResult): string {
 export function renderParallelismSection(result: ParallelismResult, runs: number): string {
   const runLines = result.cases.map(
     (c) =>
-      `- ${c.cells} cell(s) on ${c.servers} server(s), cell_concurrency ${c.cellConcurrency}: ${c.runs.map(formatSeconds).join(' / ')} s ` +
+      `- ${plural(c.cells, 'cell')} on ${plural(c.servers, 'server')}, cell_concurrency ${c.cellConcurrency}: ${c.runs.map(formatSeconds).join(' / ')} s ` +
       `(in-process ${c.inProcessMs.map(String).join(' / ')} ms)`,
   );
   return [
@@ -269,4 +269,8 @@ export function parallelismSummary(result: ParallelismResult): string[] {
   const speedup =
     serial === undefined || serial === first ? '' : `; cell_concurrency ${first.cellConcurrency} was ${(inProcess(serial) / inProcess(first)).toFixed(2)}× faster than 1`;
   return [`${first.cells} cells on ${first.servers} servers took ${parts.join(' and ')} (in-process times)${speedup}.`];
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
