@@ -268,7 +268,7 @@ export function parallelismSummary(result: ParallelismResult): string[] {
   const serial = rest.find((c) => c.cellConcurrency === 1);
   const speedup =
     serial === undefined || serial === first ? '' : `; cell_concurrency ${first.cellConcurrency} was ${(inProcess(serial) / inProcess(first)).toFixed(2)}× faster than 1`;
-  return [`${first.cells} cells on ${first.servers} servers took ${parts.join(' and ')} (in-process times)${speedup}.`];
+  return [`${plural(first.cells, 'cell')} on ${plural(first.servers, 'server')} took ${parts.join(' and ')} (in-process times)${speedup}.`];
 }
 
 function plural(n: number, noun: string): string {
