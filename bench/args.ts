@@ -31,12 +31,25 @@ export interface BenchOptions {
   readonly mysqlUrl: string;
   /** Hosts of the generated clouds for the other commands (bench/reconcile.ts); empty: that section is skipped. */
   readonly reconcileSizes: readonly number[];
+  /**
+   * Cell parallelism across servers (bench/parallelism.ts): hosts per cell,
+   * 0 to skip it. Default 10,000: about half a minute in all.
+   */
+  readonly parallelismHosts: number;
+  /** Cells of the many-cell case (default 4). */
+  readonly parallelismCells: number;
+  /** Servers the cells are spread over, the main one included; S - 1 are started (default 2). */
+  readonly servers: number;
+  /** Only the parallelism section, none of the per-size benchmarks. */
+  readonly parallelismOnly: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--runs R] [--nova-runs R]
                         [--nova-manage auto|never|always] [--nova-max-hosts M]
                         [--budget-minutes B] [--nodes-per-host K] [--out FILE|-] [--mysql URL]
                         [--reconcile-hosts N[,N...]|none]
+                        [--parallelism-hosts N] [--parallelism-cells C] [--servers S]
+                        [--parallelism-only]
 
   --hosts N[,N...]   hosts per cell, one benchmark per size (default 1000,10000,30000)
   --cells C          cells holding hosts, besides cell0 (default 1)
@@ -56,7 +69,16 @@ export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--
                      hosts of the generated clouds on which list_hosts, audit,
                      placement audit, cleanup_orphans and cleanup_providers are
                      measured; the rebalance cloud (1,000 ironic nodes) comes
-                     with them (default: the --hosts sizes; none: skip them)`;
+                     with them (default: the --hosts sizes; none: skip them)
+
+Cell parallelism across servers (bench/README.md, "Several servers"):
+  --parallelism-hosts N  hosts per cell for discover_hosts with 1 cell on 1 server against
+                     C cells on S servers, cell_concurrency 4 and 1 (default 10000; 0: skip)
+  --parallelism-cells C  cells of the many-cell case (default 4)
+  --servers S        servers the cells are spread over, the --mysql one included; S - 1
+                     throw-away MariaDB servers are started and removed (default 2)
+  --parallelism-only only this measurement, none of the --hosts sizes; no report
+                     unless --out is given`;
 
 export class UsageError extends Error {}
 
@@ -79,6 +101,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         out: { type: 'string' },
         mysql: { type: 'string' },
         'reconcile-hosts': { type: 'string' },
+        'parallelism-hosts': { type: 'string' },
+        'parallelism-cells': { type: 'string' },
+        servers: { type: 'string' },
+        'parallelism-only': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -107,6 +133,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   // The other commands are measured at the discover_hosts sizes unless told otherwise.
   const reconcileText = v['reconcile-hosts'] ?? v.hosts ?? '1000,10000,30000';
   const reconcileSizes = reconcileText === 'none' ? [] : reconcileText.split(',').map((s) => positiveInt('--reconcile-hosts', s.trim(), problems));
+  const parallelismText = v['parallelism-hosts'] ?? '10000';
+  const parallelismHosts = parallelismText === '0' ? 0 : positiveInt('--parallelism-hosts', parallelismText, problems);
+  const parallelismCells = positiveInt('--parallelism-cells', v['parallelism-cells'] ?? '4', problems);
+  const servers = positiveInt('--servers', v.servers ?? '2', problems);
+  const parallelismOnly = v['parallelism-only'] === true;
+  if (parallelismOnly && parallelismHosts === 0) problems.push('--parallelism-only needs --parallelism-hosts greater than 0');
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return Object.freeze({
     sizes: Object.freeze(sizes),
@@ -117,9 +149,14 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     novaMaxHosts,
     budgetMinutes,
     nodesPerHost,
-    out: v.out ?? 'bench/RESULTS.md',
+    // --parallelism-only must not overwrite the full report with a partial one.
+    out: v.out ?? (parallelismOnly ? '-' : 'bench/RESULTS.md'),
     mysqlUrl,
     reconcileSizes: Object.freeze(reconcileSizes),
+    parallelismHosts,
+    parallelismCells,
+    servers,
+    parallelismOnly,
   });
 }
 

@@ -91,7 +91,7 @@ async function withCloud(
   const nodes = opts.hostsPerCell * (opts.nodesPerHost ?? 1);
   const label = opts.nodesPerHost === undefined ? `${opts.hostsPerCell.toLocaleString('en-US')} hosts` : `${nodes.toLocaleString('en-US')} ironic nodes`;
   ctx.progress(`${label}: creating the cloud`);
-  const d = await createScratchDeployment(ctx.server, 1, true);
+  const d = await createScratchDeployment(ctx.server, 1, { withPlacement: true });
   try {
     const started = Date.now();
     if (d.placement === undefined) throw new Error('internal: scratch deployment without placement');

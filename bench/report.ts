@@ -124,8 +124,8 @@ export interface ReportContext {
   readonly runs: number;
   readonly novaRuns: number;
   readonly notes: readonly string[];
-  /** Further Markdown sections, after the discover_hosts targets. */
-  readonly sections: readonly string[];
+  /** Further Markdown sections (each with its own ## heading), placed before the setup details. */
+  readonly sections?: readonly string[];
 }
 
 /** The results table, one row per size and command. */
@@ -190,7 +190,7 @@ export function renderReport(ctx: ReportContext, sizes: readonly SizeResult[]): 
     '',
     renderTargetsTable(sizes),
     '',
-    ...ctx.sections.flatMap((section) => [section, '']),
+    ...(ctx.sections ?? []).flatMap((section) => [section, '']),
     '## Setup and individual runs',
     '',
     ...setup,

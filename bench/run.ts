@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { generateScale, resetDiscovery } from '../src/sandbox/scale-generator.js';
 import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './args.js';
 import { openFloorRunner, type DiscoveryPath } from './floor.js';
+import { runParallelismSection } from './parallelism.js';
 import { busyWarning, describeMachine, formatLoad } from './machine.js';
 import { findNovaManage, NOVA_MANAGE_MAIN, novaStderrWithoutWarning, parseStatsLine, runTimed, running, type NovaInstall } from './processes.js';
 import {
@@ -25,8 +26,18 @@ import {
   type NovaFigure,
   type SizeResult,
 } from './report.js';
-import { createScratchDeployment, dropDatabases, live, parseServer, serverKnex, type ScratchDeployment, type Server } from './scratch-deployment.js';
 import { benchmarkReconcile, renderReconcileSection, renderReconcileTables, type ReconcileSection } from './reconcile.js';
+import {
+  createScratchDeployment,
+  dropDatabases,
+  live,
+  parseServer,
+  removeScratchDirsSync,
+  serverKnex,
+  type ScratchDeployment,
+  type Server,
+} from './scratch-deployment.js';
+import { killAllServersSync, liveServers, stopAllServers } from './servers.js';
 import { verifyMappings } from './verify.js';
 
 const OURS_TIMEOUT_MS = 10 * 60_000;
@@ -102,17 +113,19 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const sizes: SizeResult[] = [];
   const notes: string[] = [];
-  for (const hostsPerCell of opts.sizes) {
+  for (const hostsPerCell of opts.parallelismOnly ? [] : opts.sizes) {
     const { result, notes: sizeNotes } = await benchmarkSize(env, hostsPerCell);
     sizes.push(result);
     notes.push(...sizeNotes);
     process.stderr.write(`\n${renderResultsTable([result])}\n\n`);
   }
   let reconcile: ReconcileSection | undefined;
-  if (opts.reconcileSizes.length > 0) {
+  if (!opts.parallelismOnly && opts.reconcileSizes.length > 0) {
     reconcile = await benchmarkReconcile({ server, cli: CLI, runs: opts.runs, nova, novaMaxHosts: opts.novaMaxHosts, progress }, opts.reconcileSizes);
     process.stderr.write(`\n${renderReconcileTables(reconcile)}\n\n`);
   }
+  const parallelism = await runParallelismSection(opts, server, CLI, progress);
+  if (parallelism !== undefined) process.stderr.write(`\n${parallelism.table}\n\n`);
   const totalSeconds = (Date.now() - began) / 1000;
   notes.push(`The whole benchmark took ${formatSeconds(totalSeconds)} s; load average at the end: ${formatLoad()}.`);
   if (opts.nodesPerHost > 1) {
@@ -127,11 +140,13 @@ async function main(argv: readonly string[]): Promise<number> {
       runs: opts.runs,
       novaRuns: opts.novaRuns,
       notes,
-      sections: reconcile === undefined ? [] : [renderReconcileSection(reconcile)],
+      sections: [...(reconcile === undefined ? [] : [renderReconcileSection(reconcile)]), ...(parallelism === undefined ? [] : [parallelism.markdown])],
     },
     sizes,
   );
-  process.stdout.write(`${renderResultsTable(sizes)}\n\nTargets:\n\n${renderTargetsTable(sizes)}\n`);
+  if (sizes.length > 0) process.stdout.write(`${renderResultsTable(sizes)}\n\nTargets:\n\n${renderTargetsTable(sizes)}\n`);
+  if (reconcile !== undefined) process.stdout.write(`\nThe other commands:\n\n${renderReconcileTables(reconcile)}\n`);
+  if (parallelism !== undefined) process.stdout.write(`${sizes.length > 0 ? '\n' : ''}Cell parallelism across servers:\n\n${parallelism.table}\n`);
   if (opts.out !== '-') {
     const out = resolve(opts.out);
     await mkdir(dirname(out), { recursive: true });
@@ -348,19 +363,31 @@ async function measureStartup(runs: number): Promise<number> {
 }
 
 function installSignalHandlers(server: Server): void {
-  let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`\nbench: ${signal}: stopping, dropping ${live.size} scratch database(s)\n`);
+    process.stderr.write(`\nbench: ${signal}: stopping, dropping ${live.size} scratch database(s), stopping ${liveServers.size} extra server(s)\n`);
     for (const child of running) child.kill('SIGKILL');
-    dropDatabases(server, [...live])
-      .catch((err: unknown) => process.stderr.write(`bench: could not drop ${[...live].join(', ')}: ${String(err)}\n`))
-      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    Promise.all([
+      dropDatabases(server, [...live]).catch((err: unknown) => process.stderr.write(`bench: could not drop ${[...live].join(', ')}: ${String(err)}\n`)),
+      stopAllServers().catch((err: unknown) => process.stderr.write(`bench: could not stop the extra servers: ${String(err)}\n`)),
+    ]).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // Whatever way the process ends, no extra server outlives it, nor a nova.conf folder.
+  process.on('exit', () => {
+    killAllServersSync();
+    removeScratchDirsSync();
+  });
 }
+
+/**
+ * Set by the signal handler: the measurement it interrupted then fails (its
+ * child was killed), and that failure must not exit before the handler has
+ * cleaned up, nor with 1 instead of 130/143.
+ */
+let stopping = false;
 
 /** The server of the scratch databases, once known: what a failure must clean up on. */
 let activeServer: Server | undefined;
@@ -368,11 +395,12 @@ let activeServer: Server | undefined;
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
+    if (stopping) return;
     process.stderr.write(`bench: FAILED: ${err instanceof Error ? err.message : String(err)}\n`);
     if (err instanceof Error && err.stack !== undefined && process.env['BENCH_DEBUG'] === '1') process.stderr.write(`${err.stack}\n`);
     // The finally blocks drop each deployment's databases; whatever is left
     // (a failure while creating them) is dropped here.
     const cleanup = activeServer === undefined || live.size === 0 ? Promise.resolve() : dropDatabases(activeServer, [...live]);
-    cleanup.catch(() => undefined).finally(() => process.exit(1));
+    Promise.all([cleanup.catch(() => undefined), stopAllServers().catch(() => undefined)]).finally(() => process.exit(1));
   },
 );
