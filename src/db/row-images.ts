@@ -42,6 +42,18 @@ function normaliseValue(v: unknown): RowValue {
   return String(v);
 }
 
+/**
+ * The row as an UPDATE leaves it, for a row this transaction holds under an
+ * exclusive lock since it read `before`, and whose UPDATE matched it (one
+ * affected row): nobody else could write it in between and Nova's tables
+ * have no triggers or ON UPDATE columns, so it is `before` with `values`
+ * written over it. Saves re-reading the row; undo still compares it as a
+ * compare-and-swap, so a wrong image could only make undo refuse.
+ */
+export function updatedImage(before: Row, values: Readonly<Record<string, unknown>>): Row {
+  return { ...before, ...normaliseRow(values) };
+}
+
 export function rowsEqual(a: Row | null, b: Row | null): boolean {
   if (a === null || b === null) return a === b;
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);

@@ -3,7 +3,7 @@
 // is not what the plan saw, and returns the row images for the journal.
 import type { Knex } from 'knex';
 import type { Dialect } from '../connect.js';
-import { CasConflict, normaliseRow, selectForUpdate, type RowImage } from '../row-images.js';
+import { CasConflict, selectForUpdate, updatedImage, type RowImage } from '../row-images.js';
 
 export interface SoftDeleteNodeExpect {
   readonly id: number;
@@ -23,10 +23,8 @@ export async function softDeleteComputeNode(trx: Knex.Transaction, dialect: Dial
   if (Number(before['deleted']) !== 0) throw new CasConflict(`compute node ${expect.id} is already deleted`);
   if (before['host'] !== expect.host) throw new CasConflict(`compute node ${expect.id} moved from host ${expect.host} to ${String(before['host'])} (possible rebalance)`);
   if (expect.uuid !== null && before['uuid'] !== expect.uuid) throw new CasConflict(`compute node ${expect.id} changed uuid`);
-  const changed = await trx('compute_nodes')
-    .update({ deleted: expect.id, deleted_at: now, mapped: 0, updated_at: before['updated_at'] ?? null })
-    .where({ id: expect.id, host: expect.host, deleted: 0 });
+  const values = { deleted: expect.id, deleted_at: now, mapped: 0, updated_at: before['updated_at'] ?? null };
+  const changed = await trx('compute_nodes').update(values).where({ id: expect.id, host: expect.host, deleted: 0 });
   if (changed !== 1) throw new CasConflict(`compute node ${expect.id} changed while being deleted`);
-  const [after] = (await trx('compute_nodes').select('*').where({ id: expect.id })).map(normaliseRow);
-  return [{ table: 'compute_nodes', key: { id: expect.id }, before, after: after ?? null }];
+  return [{ table: 'compute_nodes', key: { id: expect.id }, before, after: updatedImage(before, values) }];
 }

@@ -11,7 +11,7 @@
 import type { Knex } from 'knex';
 import type { Change } from '../../domain/plan.js';
 import type { Dialect } from '../connect.js';
-import { CasConflict, normaliseRow, selectForShare, selectForUpdate, type Row, type RowImage } from '../row-images.js';
+import { CasConflict, selectForShare, selectForUpdate, updatedImage, type Row, type RowImage } from '../row-images.js';
 
 /** What the plan expects, exactly the change's own fields. */
 export type RehomeNodeExpect = Omit<Extract<Change, { kind: 'rehome-compute-node' }>, 'kind' | 'target'>;
@@ -46,7 +46,7 @@ export async function rehomeComputeNode(trx: Knex.Transaction, dialect: Dialect,
   if ('service_id' in before) values['service_id'] = expect.toServiceId;
   const n = await trx('compute_nodes').update(values).where({ id: expect.id, host: expect.fromHost, deleted: 0 });
   if (n !== 1) throw new CasConflict(`compute node ${expect.uuid ?? expect.id} changed while being re-homed`);
-  const images: RowImage[] = [{ table: 'compute_nodes', key: { id: expect.id }, before, after: await readRow(trx, 'compute_nodes', expect.id) }];
+  const images: RowImage[] = [{ table: 'compute_nodes', key: { id: expect.id }, before, after: updatedImage(before, values) }];
   if (expect.instance !== null && instanceBefore !== undefined) images.push(await writeInstanceHost(trx, instanceBefore, expect.instance.fromHost, expect.toHost, now));
   return images;
 }
@@ -75,12 +75,8 @@ async function lockInstance(trx: Knex.Transaction, dialect: Dialect, expect: { i
 
 async function writeInstanceHost(trx: Knex.Transaction, before: Row, fromHost: string, toHost: string, now: string): Promise<RowImage> {
   const id = Number(before['id']);
-  const n = await trx('instances').update({ host: toHost, updated_at: now }).where({ id, host: fromHost, deleted: 0 });
+  const values = { host: toHost, updated_at: now };
+  const n = await trx('instances').update(values).where({ id, host: fromHost, deleted: 0 });
   if (n !== 1) throw new CasConflict(`instance ${String(before['uuid'])} changed while being moved`);
-  return { table: 'instances', key: { id }, before, after: await readRow(trx, 'instances', id) };
-}
-
-async function readRow(trx: Knex.Transaction, table: string, id: number): Promise<Row | null> {
-  const [row] = (await trx(table).select('*').where({ id })).map(normaliseRow);
-  return row ?? null;
+  return { table: 'instances', key: { id }, before, after: updatedImage(before, values) };
 }
