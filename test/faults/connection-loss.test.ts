@@ -24,6 +24,18 @@ import { readJournal } from '../../src/operations/journal.js';
 const TIMES = Number(process.env['FAULT_CONN_KILLS'] ?? 5);
 const REFUSALS = Number(process.env['FAULT_REFUSALS'] ?? 4);
 
+/** After the cut: each cleanup command's re-run finishes the plan, a third run has nothing to do, and the invariants hold. */
+async function expectConvergence(f: FaultDeployment, journals: readonly string[]): Promise<void> {
+  for (const cmd of [COMMANDS.orphans, COMMANDS.providers]) {
+    const dry = await runBin([...f.d.args, ...cmd]);
+    const again = await runBin([...f.d.args, ...cmd, '--apply']);
+    expect(again.code, again.stderr).toBe(dry.code === 3 ? 4 : 0);
+    const third = await runBin([...f.d.args, ...cmd, '--apply']);
+    expect(third.code, third.stderr).toBe(0);
+  }
+  expect(await checkInvariants(f, journals)).toEqual([]);
+}
+
 describeMysql('connection loss', () => {
   let f: FaultDeployment;
   beforeAll(async () => {
@@ -88,14 +100,7 @@ describeMysql('connection loss', () => {
     }
     expect(failures, 'at least one apply lost its connection').toBeGreaterThan(0);
     console.log(`connection loss: ${failures} apply run(s) lost their placement connection; invariants held after each`);
-    for (const cmd of [COMMANDS.orphans, COMMANDS.providers]) {
-      const dry = await runBin([...f.d.args, ...cmd]);
-      const again = await runBin([...f.d.args, ...cmd, '--apply']);
-      expect(again.code, again.stderr).toBe(dry.code === 3 ? 4 : 0);
-      const third = await runBin([...f.d.args, ...cmd, '--apply']);
-      expect(third.code, third.stderr).toBe(0);
-    }
-    expect(await checkInvariants(f, journals)).toEqual([]);
+    await expectConvergence(f, journals);
   }, 300_000);
 
   it('an unreachable cell: reconciliation commands exit 2 naming it, and change nothing', async () => {
@@ -301,13 +306,6 @@ describeMysql('connection loss: the placement server refuses new connections mid
     expect(failures, 'at least one apply was cut off').toBeGreaterThan(0);
     console.log(`refused connections: ${failures} of ${REFUSALS} apply run(s) were cut off (exit 2); invariants held after each; messages: ${[...messages].join(' | ')}`);
     // The server is back: each command's re-run finishes the plan, a third run has nothing to do.
-    for (const cmd of [COMMANDS.orphans, COMMANDS.providers]) {
-      const dry = await runBin([...f.d.args, ...cmd]);
-      const again = await runBin([...f.d.args, ...cmd, '--apply']);
-      expect(again.code, again.stderr).toBe(dry.code === 3 ? 4 : 0);
-      const third = await runBin([...f.d.args, ...cmd, '--apply']);
-      expect(third.code, third.stderr).toBe(0);
-    }
-    expect(await checkInvariants(f, journals)).toEqual([]);
+    await expectConvergence(f, journals);
   }, 300_000);
 });

@@ -34,7 +34,7 @@ import {
 } from '../../src/sandbox/rows.js';
 import { utcNowString } from '../../src/db/time.js';
 import { readJournal } from '../../src/operations/journal.js';
-import type { CampaignTarget } from './helpers.js';
+import { allocationTotals, type CampaignTarget } from './helpers.js';
 
 export const REBALANCE = ['compute_node', 'rebalance'] as const;
 const KINDS = ['failover', 'renamed', 'move', 'rekey'] as const;
@@ -159,23 +159,8 @@ export async function createRebalanceDeployment(perKind: number, prefix = 'rbk')
     liveHosts,
     initiallyLive: new Map(live.map((r) => [r.uuid, r.host])),
     initialImage: await rebalanceImage(d),
-    initialTotals: await totals(placement),
+    initialTotals: await allocationTotals(placement),
   };
-}
-
-async function totals(placement: Knex): Promise<Map<string, Map<number, number>>> {
-  const rows = (await placement('allocations').select('consumer_id', 'resource_class_id').sum({ used: 'used' }).groupBy('consumer_id', 'resource_class_id')) as Array<{
-    consumer_id: string;
-    resource_class_id: number;
-    used: string | number;
-  }>;
-  const out = new Map<string, Map<number, number>>();
-  for (const r of rows) {
-    const m = out.get(r.consumer_id) ?? new Map<number, number>();
-    m.set(Number(r.resource_class_id), Number(r.used));
-    out.set(r.consumer_id, m);
-  }
-  return out;
 }
 
 /** Allocations (by provider uuid), providers, compute nodes and instances as sorted lines. */
@@ -204,7 +189,7 @@ export async function checkRebalanceInvariants(r: RebalanceDeployment, journals:
   const placement = r.d.knex('placement');
   const cell = r.d.knex('cell1');
   // 1. Per consumer and resource class the total is unchanged (nothing is removed by a rebalance) ...
-  const now = await totals(placement);
+  const now = await allocationTotals(placement);
   for (const [consumer, before] of r.initialTotals) {
     const after = now.get(consumer);
     const same = after !== undefined && after.size === before.size && [...before].every(([rc, used]) => after.get(rc) === used);
