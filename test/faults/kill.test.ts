@@ -2,4 +2,4 @@
 // over FAULT_ROUNDS rounds, each round undone to start from the same plan.
 import { killSuite } from './kill-suite.js';
 
-killSuite('fault injection (full): SIGKILL mid-apply', { kills: 100, rounds: 10, orphans: 150, stale: 60, timeoutMs: 3_600_000 });
+killSuite('fault injection (full): SIGKILL mid-apply', { kills: 150, rounds: 15, orphans: 150, stale: 60, timeoutMs: 3_600_000 });
