@@ -1,4 +1,4 @@
-// The full SIGKILL campaign: FAULT_KILLS kills per command (default 100),
+// The full SIGKILL campaign: FAULT_KILLS kills per command (default 150),
 // over FAULT_ROUNDS rounds, each round undone to start from the same plan.
 import { killSuite } from './kill-suite.js';
 
