@@ -89,17 +89,27 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
       return { unit, status: 'applied' };
     };
     try {
-      await runUnits(plan.units, options.concurrency ?? 1, async (unit, index) => {
-        outcomes[index] = await applyUnit(unit);
-        done += 1;
-        options.onProgress?.(done, plan.units.length);
-      });
+      await runUnits(
+        plan.units,
+        options.concurrency ?? 1,
+        async (unit, index) => {
+          outcomes[index] = await applyUnit(unit);
+          done += 1;
+          options.onProgress?.(done, plan.units.length);
+        },
+        // When units in flight fail together (a server gone), a change whose
+        // COMMIT was cut is the one to report: its outcome is unknown.
+        (errors) => errors.find((e) => e instanceof ReconcileError && unknownOutcomes.has(e)) ?? errors[0],
+      );
     } finally {
       journal.close();
     }
     return { journalPath: journal.path, outcomes, refused: plan.refused };
   }
 }
+
+/** The errors of changes whose COMMIT was cut (wrapApplyError). */
+const unknownOutcomes = new WeakSet<object>();
 
 /** Deadlock victims are re-run (each attempt re-checks every row), a few times, after a short random pause. */
 const DEADLOCK_ATTEMPTS = 4;
@@ -142,11 +152,14 @@ export async function deploymentIdentity(deployment: Deployment): Promise<Deploy
 function wrapApplyError(err: unknown, db: Database, unit: Unit, committing: boolean): ReconcileError {
   if (err instanceof ReconcileError) return err;
   const what = isConnectionLostError(err) ? 'lost the connection to' : 'failed writing to';
-  if (committing)
-    return new ReconcileError('connection', `${what} the ${db.label} while committing a change of "${unit.title}": ${describeDriverError(err)}; whether that change committed is unknown`, {
+  if (committing) {
+    const unknown = new ReconcileError('connection', `${what} the ${db.label} while committing a change of "${unit.title}": ${describeDriverError(err)}; whether that change committed is unknown`, {
       hint: 'its row images are in the journal: re-run the command to finish the plan from what the databases hold, or undo the journal',
       cause: err,
     });
+    unknownOutcomes.add(unknown);
+    return unknown;
+  }
   return new ReconcileError('connection', `${what} the ${db.label} while applying "${unit.title}": ${describeDriverError(err)}; that change was rolled back`, {
     hint: 'the journal lists what was committed before; re-run the command to finish the plan',
     cause: err,

@@ -12,10 +12,18 @@ export interface Scheduled {
 
 /**
  * Runs `fn` over `units` (see above). After the first failure no unit
- * starts; the ones in flight finish, then that failure is thrown.
+ * starts; the ones in flight finish, then one failure is thrown: the one
+ * `pick` chooses among all of them (units in flight can fail together, and
+ * the first to fail need not be the one to report), the first by default.
  */
-export async function runUnits<U extends Scheduled>(units: readonly U[], limit: number, fn: (unit: U, index: number) => Promise<void>): Promise<void> {
+export async function runUnits<U extends Scheduled>(
+  units: readonly U[],
+  limit: number,
+  fn: (unit: U, index: number) => Promise<void>,
+  pick: (errors: readonly unknown[]) => unknown = (errors) => errors[0],
+): Promise<void> {
   const inFlight = new Map<number, { readonly keys: ReadonlySet<string> | undefined; readonly done: Promise<void> }>();
+  const errors: unknown[] = [];
   let failure: { readonly error: unknown } | undefined;
   for (const [index, unit] of units.entries()) {
     const keys = unit.footprint === undefined ? undefined : new Set(unit.footprint);
@@ -29,11 +37,12 @@ export async function runUnits<U extends Scheduled>(units: readonly U[], limit: 
     if (failure !== undefined) break;
     const done = fn(unit, index)
       .catch((error: unknown) => {
+        errors.push(error);
         failure ??= { error };
       })
       .finally(() => inFlight.delete(index));
     inFlight.set(index, { keys, done });
   }
   await Promise.all([...inFlight.values()].map((r) => r.done));
-  if (failure !== undefined) throw failure.error;
+  if (failure !== undefined) throw pick(errors);
 }

@@ -79,4 +79,23 @@ describe('runUnits', () => {
     expect(String(error)).toContain('a failed');
     expect(log).toEqual(['+a', '+b', '-a', '-b']);
   });
+
+  it('reports the failure that pick chooses among the units that failed together', async () => {
+    const units = [
+      { name: 'a', footprint: ['a'], ms: 5 },
+      { name: 'b', footprint: ['b'], ms: 20 },
+    ];
+    const run = (pick?: (errors: readonly unknown[]) => unknown): Promise<void> =>
+      runUnits(
+        units,
+        2,
+        async (u) => {
+          await new Promise((r) => setTimeout(r, u.ms));
+          throw new Error(`${u.name} failed`);
+        },
+        pick,
+      );
+    await expect(run()).rejects.toThrow('a failed');
+    await expect(run((errors) => errors.find((e) => String(e).includes('b')))).rejects.toThrow('b failed');
+  });
 });
