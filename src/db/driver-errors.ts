@@ -51,8 +51,11 @@ export function isDuplicateKeyError(err: unknown): boolean {
 /** True when the connection to the server was lost mid-run. */
 export function isConnectionLostError(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
-  const code = (err as DriverErrorLike).code;
-  return code === 'PROTOCOL_CONNECTION_LOST' || code === 'ECONNRESET' || code === 'ER_SERVER_SHUTDOWN' || code === 'EPIPE' || code === 'ER_CONNECTION_KILLED';
+  const e = err as DriverErrorLike;
+  const code = e.code;
+  if (code === 'PROTOCOL_CONNECTION_LOST' || code === 'ECONNRESET' || code === 'ER_SERVER_SHUTDOWN' || code === 'EPIPE' || code === 'ER_CONNECTION_KILLED') return true;
+  // mysql2 refuses a statement (knex's ROLLBACK after the failure) on a connection that already went.
+  return typeof e.message === 'string' && e.message.includes("Can't add new command when connection is in closed state");
 }
 
 /**
