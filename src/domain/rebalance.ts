@@ -29,7 +29,7 @@ import { checkCapacity } from './capacity.js';
 import { buildHashRing, ringOwner, type HashRing } from './hash-ring.js';
 import { isUuid } from './ironic-nodes.js';
 import { isServiceUp } from './liveness.js';
-import { type AllocationPart, type Plan, type PlannedChange, type Refusal, type Unit } from './plan.js';
+import type { AllocationPart, Plan, PlannedChange, Refusal, Unit } from './plan.js';
 import { newPlanState, planProviderTreeRemoval, type PlanState } from './provider-removal.js';
 import { hostKey, indexSnapshot, nodeKey, serviceKey, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 import { ReconcileError } from '../errors.js';
