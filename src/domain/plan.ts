@@ -1,7 +1,8 @@
 // A plan is data: units of typed changes, each with the reason it exists and
 // the values it expects to find. Planners (pure) build plans from a
-// Snapshot; src/operations/apply-plan.ts applies them unit by unit, each
-// change as one compare-and-swap transaction in its own database.
+// Snapshot; src/operations/apply-plan.ts applies them unit by unit (units
+// with disjoint footprints side by side), each change as one
+// compare-and-swap transaction in its own database.
 import { assertNever } from '../errors.js';
 
 /** Which database a change writes. */
@@ -182,7 +183,8 @@ export function footprintOfChanges(changes: readonly PlannedChange[], providersO
   const cellKey = (target: DbRef, what: string): string => `${describeTarget(target)}:${what}`;
   const provider = (id: number, ...names: ReadonlyArray<string | null>): void => {
     keys.add(`placement:rp:${id}`);
-    for (const name of names) if (name !== null) keys.add(`placement:rp-name:${name}`);
+    // Provider names are unique case-insensitively (MySQL's collation).
+    for (const name of names) if (name !== null) keys.add(`placement:rp-name:${name.toLowerCase()}`);
   };
   const consumer = (uuid: string): void => {
     keys.add(`placement:consumer:${uuid}`);
