@@ -25,7 +25,7 @@ import { chunk } from '../db/batches.js';
 import { buildHashRing, ringOwner } from '../domain/hash-ring.js';
 import { HOUR, scenarioClock } from './clock.js';
 import { COMPUTE_NODE_TRAIT } from './builders.js';
-import { generateScale, type ScaleDatabases } from './scale-generator.js';
+import { generateScale, insertChunked, type ScaleDatabases } from './scale-generator.js';
 import {
   ensureTrait,
   getOrCreateProject,
@@ -78,7 +78,6 @@ const USER = '2b7e9c4a1d3f4e6b8a0c5d7e9f1a3b5c';
 const ORPHANED_PROJECT = '0e1f2a3b4c5d4e6f8a9b0c1d2e3f4a5b';
 /** A libvirt flavor: what an instance allocates (MEMORY_MB, DISK_GB, VCPU). */
 const FLAVOR = { vcpus: 2, memoryMb: 4096, rootGb: 20 } as const;
-const CHUNK = 1000;
 
 interface NodeRow {
   readonly id: number;
@@ -157,7 +156,7 @@ export async function generateCloud(dbs: CloudDatabases, opts: CloudOptions): Pr
         createdAt: now,
       })),
     );
-    await insertChunks(
+    await insertChunked(
       dbs.api,
       'instance_mappings',
       instances.map((i) => ({ created_at: now, updated_at: now, instance_uuid: i.uuid, cell_id: cellId, project_id: PROJECT, user_id: USER, queued_for_delete: 0 })),
@@ -170,7 +169,7 @@ export async function generateCloud(dbs: CloudDatabases, opts: CloudOptions): Pr
 
     // Orphans: the service was deleted (soft-deleted row, and its host
     // mapping removed as the service DELETE API does); nodes and providers stay.
-    for (const batch of chunk([...orphans], CHUNK)) {
+    for (const batch of chunk([...orphans])) {
       await cell('services').whereIn('host', batch).update({ deleted: cell.raw('??', ['id']), deleted_at: now });
       await dbs.api('host_mappings').whereIn('host', batch).delete();
     }
@@ -243,7 +242,7 @@ async function addStaleProviders(cell: Knex, placement: Knex, trait: number, cel
     cell,
     gone.map((g) => ({ uuid: g.uuid, host: g.host, hypervisorHostname: g.name, hypervisorType: ironic ? ('ironic' as const) : ('QEMU' as const), mapped: 1, createdAt: now })),
   );
-  for (const batch of chunk(gone.map((g) => g.uuid), CHUNK)) {
+  for (const batch of chunk(gone.map((g) => g.uuid))) {
     await cell('compute_nodes').whereIn('uuid', batch).update({ deleted: cell.raw('??', ['id']), deleted_at: now });
   }
   const ids = await insertResourceProviders(placement, gone.map((g) => ({ uuid: g.uuid, name: g.name, generation: 3, createdAt: now })));
@@ -279,7 +278,7 @@ function allocationsOf(providerId: number, consumerUuid: string, ironic: boolean
 async function insertConsumers(placement: Knex, uuids: readonly string[], project: string, user: string, now: string): Promise<void> {
   const projectId = await getOrCreateProject(placement, project);
   const userId = await getOrCreateUser(placement, user);
-  await insertChunks(
+  await insertChunked(
     placement,
     'consumers',
     uuids.map((uuid) => ({ created_at: now, updated_at: now, uuid, project_id: projectId, user_id: userId, generation: 1, consumer_type_id: null })),
@@ -287,7 +286,7 @@ async function insertConsumers(placement: Knex, uuids: readonly string[], projec
 }
 
 async function insertTraitLinks(placement: Knex, trait: number, providerIds: readonly number[], now: string): Promise<void> {
-  await insertChunks(placement, 'resource_provider_traits', providerIds.map((id) => ({ trait_id: trait, resource_provider_id: id, created_at: now, updated_at: null })));
+  await insertChunked(placement, 'resource_provider_traits', providerIds.map((id) => ({ trait_id: trait, resource_provider_id: id, created_at: now, updated_at: null })));
 }
 
 async function readNodes(cell: Knex): Promise<NodeRow[]> {
@@ -317,13 +316,4 @@ function interleaveByHost(nodes: readonly NodeRow[]): NodeRow[] {
 /** c1-compute-2 before c1-compute-10. */
 function byHostNumber(a: string, b: string): number {
   return a.localeCompare(b, 'en', { numeric: true });
-}
-
-async function insertChunks(db: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
-  for (const batch of chunk(rows, isSqlite(db) ? 400 : CHUNK)) await db(table).insert(batch);
-}
-
-function isSqlite(db: Knex): boolean {
-  const client: unknown = db.client.config.client;
-  return client === 'better-sqlite3' || client === 'sqlite3';
 }

@@ -173,7 +173,8 @@ function computeNodeRow(host: string, serviceId: number, ironic: boolean, mapped
   };
 }
 
-async function insertChunked(db: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+/** Multi-row INSERTs of `rows`, in chunks sized for the engine. */
+export async function insertChunked(db: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
   const size = isSqlite(db) ? SQLITE_CHUNK : MYSQL_CHUNK;
   for (let i = 0; i < rows.length; i += size) await db(table).insert(rows.slice(i, i + size));
 }
