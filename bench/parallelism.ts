@@ -8,7 +8,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { generateScale, resetDiscovery } from '../src/sandbox/scale-generator.js';
-import { parseStatsLine, runTimed } from './processes.js';
+import { runWithStats } from './processes.js';
 import { formatSeconds, markdownTable, median } from './report.js';
 import { createScratchDeployment, type ScratchDeployment, type Server } from './scratch-deployment.js';
 import { startServers, stopAllServers } from './servers.js';
@@ -127,14 +127,7 @@ async function measureInterleaved(
       const label = `parallelism: ${plural(cells, 'cell')} on ${plural(servers, 'server')}, cell_concurrency ${concurrency}`;
       await resetDiscovery(deployment.scaleDatabases);
       const args = [opts.cli, '--stats', '--config-file', confs[i] as string, 'cell_v2', 'discover_hosts'];
-      const run = await runTimed(process.execPath, args, RUN_TIMEOUT_MS);
-      const stats = parseStatsLine(run.stderr);
-      if (run.code !== 0 || stats === undefined) {
-        throw new Error(
-          `${label}: nova-reconcile ${run.code !== 0 ? `exited ${run.code}` : 'printed no stats: line'}\n` +
-            `  command: node ${args.join(' ')}\n  stdout: ${run.stdout.trim() || '(empty)'}\n  stderr: ${run.stderr.trim() || '(empty)'}`,
-        );
-      }
+      const { run, stats } = await runWithStats(args, label, 0, RUN_TIMEOUT_MS);
       await verifyAcrossServers(deployment, opts.hostsPerCell, label);
       const into = runs[i] as (typeof runs)[number];
       into.seconds.push(run.seconds);

@@ -98,3 +98,20 @@ export function novaStderrWithoutWarning(stderr: string): string {
     .filter((line) => !line.includes('eventlet monkey patching') && line.trim() !== '')
     .join('\n');
 }
+
+/**
+ * Runs nova-reconcile (`node <argv>`, which must include --stats) and checks
+ * its exit code and its stats: line; a wrong run throws with its output, as
+ * timing it would be worthless.
+ */
+export async function runWithStats(argv: readonly string[], label: string, expectCode: number, timeoutMs: number): Promise<{ run: TimedRun; stats: CliStats }> {
+  const run = await runTimed(process.execPath, argv, timeoutMs);
+  const stats = parseStatsLine(run.stderr);
+  if (run.code !== expectCode || stats === undefined) {
+    throw new Error(
+      `${label}: nova-reconcile ${run.code !== expectCode ? `exited ${run.code} (expected ${expectCode})` : 'printed no stats: line'}\n` +
+        `  command: node ${argv.join(' ')}\n  stdout: ${run.stdout.trim().slice(0, 2000) || '(empty)'}\n  stderr: ${run.stderr.trim().slice(0, 2000) || '(empty)'}`,
+    );
+  }
+  return { run, stats };
+}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createConnection, type Connection } from 'mysql2/promise';
 import { generateCloud, type CloudOptions, type CloudResult } from '../src/sandbox/scale-cloud.js';
 import { formatRatio, formatSeconds, markdownTable, median, type NovaFigure } from './report.js';
-import { NOVA_MANAGE_MAIN, novaStderrWithoutWarning, parseStatsLine, runTimed, type NovaInstall } from './processes.js';
+import { NOVA_MANAGE_MAIN, novaStderrWithoutWarning, runTimed, runWithStats, type NovaInstall } from './processes.js';
 import { createScratchDeployment, type ScratchDeployment, type Server } from './scratch-deployment.js';
 
 export interface ReconcileContext {
@@ -128,15 +128,7 @@ interface OneRun {
 }
 
 async function runOurs(ctx: ReconcileContext, d: ScratchDeployment, args: readonly string[], expectCode: number): Promise<OneRun> {
-  const argv = [ctx.cli, '--stats', '--config-file', d.confPath, ...args];
-  const run = await runTimed(process.execPath, argv, TIMEOUT_MS);
-  const stats = parseStatsLine(run.stderr);
-  if (run.code !== expectCode || stats === undefined) {
-    throw new Error(
-      `nova-reconcile ${args.join(' ')} exited ${run.code} (expected ${expectCode})${stats === undefined ? ' and printed no stats: line' : ''}\n` +
-        `  stdout: ${run.stdout.trim().slice(0, 2000) || '(empty)'}\n  stderr: ${run.stderr.trim().slice(0, 2000) || '(empty)'}`,
-    );
-  }
+  const { run, stats } = await runWithStats([ctx.cli, '--stats', '--config-file', d.confPath, ...args], args.join(' '), expectCode, TIMEOUT_MS);
   return { seconds: run.seconds, stdout: run.stdout, roundTrips: stats.roundTrips, maxRssKb: stats.maxRssKb };
 }
 

@@ -10,7 +10,7 @@ import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './args.js'
 import { openFloorRunner, type DiscoveryPath } from './floor.js';
 import { runParallelismSection } from './parallelism.js';
 import { busyWarning, describeMachine, formatLoad } from './machine.js';
-import { findNovaManage, NOVA_MANAGE_MAIN, novaStderrWithoutWarning, parseStatsLine, runTimed, running, type NovaInstall } from './processes.js';
+import { findNovaManage, NOVA_MANAGE_MAIN, novaStderrWithoutWarning, runTimed, runWithStats, running, type NovaInstall } from './processes.js';
 import {
   COMMANDS,
   commandLabel,
@@ -279,14 +279,7 @@ async function measureOurs(
   let peakRssKb = 0;
   for (let r = 0; r < env.opts.runs; r += 1) {
     if (isFirstRun(key)) await resetDiscovery(deployment.scaleDatabases);
-    const run = await runTimed(process.execPath, args, OURS_TIMEOUT_MS);
-    const stats = parseStatsLine(run.stderr);
-    if (run.code !== 0 || stats === undefined) {
-      throw new Error(
-        `${label}: nova-reconcile ${run.code !== 0 ? `exited ${run.code}` : 'printed no stats: line'}\n` +
-          `  command: node ${args.join(' ')}\n  stdout: ${run.stdout.trim() || '(empty)'}\n  stderr: ${run.stderr.trim() || '(empty)'}`,
-      );
-    }
+    const { run, stats } = await runWithStats(args, label, 0, OURS_TIMEOUT_MS);
     await verifyMappings(deployment, { hostsPerCell, allNodesMapped: node, after: label });
     runs.push(run.seconds);
     inProcessMs.push(stats.elapsedMs);
