@@ -4,7 +4,6 @@
 //
 // Set NRC_CAPTURE_DIR=<dir> to write every captured stdout to files there.
 
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
@@ -20,12 +19,13 @@ import {
   runNovaManage,
 } from './real-nova.js';
 import type { RealDeployment, ToolResult } from './real-nova.js';
+import { REFERENCE_SCHEMA_DIR } from '../helpers/mysql.js';
 
 const available = realNovaAvailable();
 const required = process.env['CI'] === 'true';
 if (!available && !required) console.warn(`\n*** ${realNovaSkipNotice}\n`);
 
-const REFERENCE_DIR = '/work/shared/reference/nova-zed-schema';
+const REFERENCE_DIR = REFERENCE_SCHEMA_DIR;
 
 /** prettytable 3.6 default style, every cell centred like str.center(). */
 function prettyTable(header: readonly string[], body: readonly (readonly string[])[]): string {
@@ -177,7 +177,7 @@ describe('real nova-manage harness', () => {
       }
     });
 
-    it.skipIf(!existsSync(REFERENCE_DIR))('matches the reference schema dumps (index order aside)', async () => {
+    it('matches the reference schema dumps (index order aside)', async () => {
       const pairs = [
         ['nova_api.sql', d.db.api],
         ['nova_cell.sql', d.db.cell1],

@@ -220,9 +220,8 @@ function realName(dbNames: Record<string, string>, name: string): string {
 // ---------------------------------------------------------------------------
 // The reference dumps and the schema comparison.
 
-/** reference/nova-zed-schema/, beside the repository as on the project's machines and in CI. */
-export const REFERENCE_SCHEMA_DIR =
-  process.env['NOVA_ZED_SCHEMA_DIR'] ?? fileURLToPath(new URL('../../../shared/reference/nova-zed-schema/', import.meta.url));
+/** The reference dumps, in the repository (test/fixtures/nova-zed-schema/README.md says where they come from). */
+export const REFERENCE_SCHEMA_DIR = fileURLToPath(new URL('../fixtures/nova-zed-schema/', import.meta.url));
 
 export type ReferenceDump = 'nova_api' | 'nova_cell' | 'placement';
 
@@ -231,7 +230,7 @@ export function readReferenceDump(dump: ReferenceDump): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read the reference schema ${path}: set NOVA_ZED_SCHEMA_DIR to shared/reference/nova-zed-schema`, {
+    throw new Error(`cannot read the reference schema ${path}: it is part of the repository (test/fixtures/nova-zed-schema/)`, {
       cause: err,
     });
   }
