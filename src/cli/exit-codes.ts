@@ -21,7 +21,7 @@ export const RECONCILE_EXIT_TABLE: ReadonlyArray<readonly [number, string]> = [
   [3, 'findings or a plan to apply; nothing changed (audit, or no --apply)'],
   [4, 'changes applied'],
   [5, 'partly applied: some items were skipped because they changed since planning or were refused for safety (listed)'],
-  [2, 'could not run: configuration, database unreachable, lock held'],
+  [2, 'could not run: configuration, database unreachable, lock held, the optional SQLite driver not installed'],
   [127, 'invalid usage or input'],
   [255, 'unexpected internal error'],
 ];

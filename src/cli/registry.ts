@@ -13,6 +13,7 @@ import { cleanupProvidersCommand } from '../commands/placement-cleanup-providers
 import { placementAuditCommand } from '../commands/placement-audit.js';
 import { sandboxCreateCommand } from '../commands/sandbox-create.js';
 import { undoCommand } from '../commands/undo.js';
+import { makeCompletionCommand } from '../commands/completion.js';
 import type { CommandSpec } from './spec.js';
 
 export const COMMANDS: readonly CommandSpec[] = [
@@ -30,4 +31,5 @@ export const COMMANDS: readonly CommandSpec[] = [
   moveCommand,
   undoCommand,
   sandboxCreateCommand,
+  makeCompletionCommand(() => COMMANDS),
 ];

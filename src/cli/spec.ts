@@ -1,5 +1,6 @@
 // Each command's usage is written once, as a CommandSpec. Commander wiring,
-// --help, and the man page (scripts/gen-man.mjs) are all derived from it.
+// --help, the man page (scripts/gen-man.mjs) and the shell completion scripts
+// (completion.ts) are all derived from it.
 import type { NovaConfig } from '../config/types.js';
 import type { CommandFamily } from './exit-codes.js';
 import type { RunContext } from './context.js';
@@ -13,6 +14,8 @@ export interface OptionSpec {
   readonly repeatable?: boolean;
   /** Allowed values, e.g. ['table', 'json']. */
   readonly choices?: readonly string[];
+  /** Values shell completion offers when the command itself checks them (not enforced like choices). */
+  readonly suggestions?: readonly string[];
   readonly defaultValue?: string;
 }
 
@@ -36,6 +39,8 @@ export interface CommandSpec {
   readonly options: readonly OptionSpec[];
   /** Positional arguments, e.g. ['<dir>']. */
   readonly args?: readonly string[];
+  /** Values shell completion offers for a positional argument, by its placeholder. */
+  readonly argChoices?: Readonly<Record<string, readonly string[]>>;
   readonly exitCodes: ReadonlyArray<readonly [number, string]>;
   /** Where the command deliberately differs from nova-manage (safer, faster). */
   readonly differences?: readonly string[];

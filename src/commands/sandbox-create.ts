@@ -23,12 +23,13 @@ export const sandboxCreateCommand: CommandSpec = {
   ],
   args: ['<dir>'],
   options: [
-    { flags: '--scenario <name>', description: `what to put in the sandbox: ${SCENARIOS.map((s) => s.name).join(', ')}`, defaultValue: DEFAULT_SCENARIO },
+    { flags: '--scenario <name>', description: `what to put in the sandbox: ${SCENARIOS.map((s) => s.name).join(', ')}`, suggestions: SCENARIOS.map((s) => s.name), defaultValue: DEFAULT_SCENARIO },
     { flags: '--force', description: 'replace a previous sandbox in DIR (refused if DIR holds anything else)' },
     FORMAT_OPTION,
   ],
   exitCodes: [
     [RECONCILE_EXIT.clean, 'the sandbox was created'],
+    [RECONCILE_EXIT.cannotRun, 'the SQLite driver better-sqlite3, an optional dependency, is not installed (`npm install -g better-sqlite3`); DIR is not touched'],
     [RECONCILE_EXIT.invalid, 'unknown scenario; DIR is not empty (or holds a sandbox and --force was not given); DIR cannot be written'],
     [RECONCILE_EXIT.internal, 'unexpected internal error'],
   ],

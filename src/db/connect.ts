@@ -3,6 +3,7 @@
 // connect timeouts, and session settings that match oslo.db's: UTC and
 // sql_mode=TRADITIONAL. Every statement is counted for `--stats`.
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import knexFactory, { type Knex } from 'knex';
 import type { DbTarget } from '../config/types.js';
 import { ReconcileError } from '../errors.js';
@@ -46,6 +47,7 @@ export const roundTrips = { count: 0 };
  */
 export async function openDatabase(target: DbTarget, options: OpenOptions): Promise<Database> {
   const label = `${options.role} ${target.display}`;
+  if (target.kind === 'sqlite') requireSqliteDriver(`the ${label}`);
   if (target.kind === 'sqlite' && target.filename !== ':memory:' && !existsSync(target.filename)) {
     // better-sqlite3 would silently create an empty file; a typo must not.
     throw new ReconcileError('connection', `cannot open the ${label}: file ${target.filename} does not exist`, { hint: connectionHint(target) });
@@ -139,6 +141,31 @@ function sqliteKnex(target: Extract<DbTarget, { kind: 'sqlite' }>, timeoutMs: nu
     acquireConnectionTimeout: timeoutMs,
     log: KNEX_LOG,
   });
+}
+
+/**
+ * better-sqlite3 is an optional dependency: only the sandbox, sqlite:// URLs
+ * and the tests need it, and it compiles a native module on install (a C++
+ * toolchain and the Node.js headers), which a controller that talks only to
+ * MySQL/MariaDB should not need. Nothing imports it at load time: knex
+ * requires a client's driver only when a knex instance of that client is made
+ * (knex/lib/client.js initializeDriver), and only sqliteKnex and the SQLite
+ * lock make one. knex's own message when it is missing ("Knex: run $ npm
+ * install better-sqlite3 --save") is wrong for an installed CLI, so this is
+ * checked first and said in one line. Resolved from here, as knex resolves
+ * it: a global `npm install -g better-sqlite3` in the same prefix is found
+ * (…/lib/node_modules is on the lookup path of every global package).
+ */
+export function requireSqliteDriver(what: string): void {
+  try {
+    createRequire(import.meta.url).resolve('better-sqlite3');
+  } catch (err) {
+    throw new ReconcileError('config', `${what} needs the SQLite driver better-sqlite3, an optional dependency that is not installed`, {
+      hint: 'install it with `npm install -g better-sqlite3` (it compiles a native module: a C++ toolchain and the Node.js headers), or reinstall nova-reconcile without --omit=optional',
+      tag: 'sqlite-driver-missing',
+      cause: err,
+    });
+  }
 }
 
 /** SQLAlchemy/PyMySQL charset names to mysql2's collation-flavoured names. */

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { ReconcileError } from '../errors.js';
-import type { Database } from './connect.js';
+import { requireSqliteDriver, type Database } from './connect.js';
 
 export async function withSessionLock<T>(api: Database, name: string, timeoutSec: number, fn: () => Promise<T>): Promise<T> {
   if (api.dialect === 'mysql' && api.target.kind === 'mysql') return withMysqlLock(api.knex, mysqlLockName(name, api.target.database), timeoutSec, fn);
@@ -50,6 +50,7 @@ async function withMysqlLock<T>(knex: Knex, name: string, timeoutSec: number, fn
 async function withSqliteLock<T>(api: Database, name: string, timeoutSec: number, fn: () => Promise<T>): Promise<T> {
   if (api.target.kind !== 'sqlite') throw new ReconcileError('internal', 'sqlite lock on a non-sqlite database');
   const file = `${api.target.filename}.${name.replace(/[^A-Za-z0-9_-]/g, '_')}.lock`;
+  requireSqliteDriver('the SQLite session lock');
   const lockDb = knexFactory({
     client: 'better-sqlite3',
     connection: { filename: file },
