@@ -147,18 +147,24 @@ function sqliteKnex(target: Extract<DbTarget, { kind: 'sqlite' }>, timeoutMs: nu
  * better-sqlite3 is an optional dependency: only the sandbox, sqlite:// URLs
  * and the tests need it, and it compiles a native module on install (a C++
  * toolchain and the Node.js headers), which a controller that talks only to
- * MySQL/MariaDB should not need. Nothing imports it at load time: knex
- * requires a client's driver only when a knex instance of that client is made
- * (knex/lib/client.js initializeDriver), and only sqliteKnex and the SQLite
- * lock make one. knex's own message when it is missing ("Knex: run $ npm
- * install better-sqlite3 --save") is wrong for an installed CLI, so this is
- * checked first and said in one line. Resolved from here, as knex resolves
+ * MySQL/MariaDB should not need; npm skips it when that build fails. Nothing
+ * imports it at load time: knex requires a client's driver only when a knex
+ * instance of that client is made (knex/lib/client.js initializeDriver), and
+ * only sqliteKnex and the SQLite lock make one. knex's own message when it is
+ * missing ("Knex: run $ npm install better-sqlite3 --save") is wrong for an
+ * installed CLI, and a package whose native part was never built (installed
+ * with --ignore-scripts) or was built for another Node.js fails only at the
+ * first connection, with a stack: so it is loaded and tried here first, and
+ * either failure is said in one line. Resolved from here, as knex resolves
  * it: a global `npm install -g better-sqlite3` in the same prefix is found
  * (…/lib/node_modules is on the lookup path of every global package).
  */
 export function requireSqliteDriver(what: string): void {
+  if (sqliteDriverChecked) return;
+  const require = createRequire(import.meta.url);
+  let Driver: new (filename: string) => { close(): void };
   try {
-    createRequire(import.meta.url).resolve('better-sqlite3');
+    require.resolve('better-sqlite3');
   } catch (err) {
     throw new ReconcileError('config', `${what} needs the SQLite driver better-sqlite3, an optional dependency that is not installed`, {
       hint: 'install it with `npm install -g better-sqlite3` (it compiles a native module: a C++ toolchain and the Node.js headers), or reinstall nova-reconcile without --omit=optional',
@@ -166,7 +172,21 @@ export function requireSqliteDriver(what: string): void {
       cause: err,
     });
   }
+  try {
+    Driver = require('better-sqlite3') as typeof Driver;
+    new Driver(':memory:').close();
+  } catch (err) {
+    const reason = err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err);
+    throw new ReconcileError('config', `${what} needs the SQLite driver better-sqlite3, which is installed but cannot be loaded: ${reason}`, {
+      hint: 'build it for this Node.js with `npm rebuild better-sqlite3` in the directory nova-reconcile is installed in (a C++ toolchain and the Node.js headers)',
+      tag: 'sqlite-driver-missing',
+      cause: err,
+    });
+  }
+  sqliteDriverChecked = true;
 }
+
+let sqliteDriverChecked = false;
 
 /** SQLAlchemy/PyMySQL charset names to mysql2's collation-flavoured names. */
 function mysqlCharset(charset: string): string {
