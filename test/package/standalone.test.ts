@@ -10,10 +10,13 @@ import { exportHead, linkNodeModules, npmEnv, run, type Export } from '../helper
 
 /**
  * Absolute paths of one machine or person: the workplace, home folders (not
- * `~/`, which is the operator's own home, e.g. ~/.nova/nova.conf). Written
- * split so that this file does not match itself.
+ * `~/`, which is the operator's own home, e.g. ~/.nova/nova.conf), and not a
+ * URL's host (mysql://home/api). Written split so that this file does not
+ * match itself.
  */
-const FOREIGN_ABSOLUTE = new RegExp(['/wo' + 'rk/', '/ho' + 'me/', '/ro' + 'ot/', '/Us' + 'ers/', 'C:\\\\Us' + 'ers'].map((s) => s.replace(/[\\/]/g, (c) => `\\${c}`)).join('|'));
+const FOREIGN_ABSOLUTE = new RegExp(
+  `(?<![\\w/.:-])(?:${['/wo' + 'rk/', '/ho' + 'me/', '/ro' + 'ot/', '/Us' + 'ers/'].join('|')})|C:\\\\Us${'ers'}`,
+);
 
 /** A relative path with one or more leading `../`: it must resolve inside the repository. */
 const RELATIVE_UP = /(?<![\w.])((?:\.\.\/)+)([\w.@-]*)/g;
