@@ -29,7 +29,7 @@ export const sandboxCreateCommand: CommandSpec = {
   ],
   exitCodes: [
     [RECONCILE_EXIT.clean, 'the sandbox was created'],
-    [RECONCILE_EXIT.cannotRun, 'the SQLite driver better-sqlite3, an optional dependency, is not installed (`npm install -g better-sqlite3`); DIR is not touched'],
+    [RECONCILE_EXIT.cannotRun, 'the SQLite driver better-sqlite3, an optional dependency, is not installed (`npm install -g better-sqlite3`) or cannot be loaded; DIR is not touched'],
     [RECONCILE_EXIT.invalid, 'unknown scenario; DIR is not empty (or holds a sandbox and --force was not given); DIR cannot be written'],
     [RECONCILE_EXIT.internal, 'unexpected internal error'],
   ],
