@@ -33,7 +33,11 @@ export async function changeAlreadyDone(knex: Knex, change: Change): Promise<boo
     }
     case 'rehome-compute-node': {
       const row = (await knex('compute_nodes').select('host', 'deleted').where({ id: change.id }).first()) as { host: unknown; deleted: unknown } | undefined;
-      return row !== undefined && Number(row.deleted) === 0 && row.host === change.toHost;
+      if (row === undefined || Number(row.deleted) !== 0 || row.host !== change.toHost) return false;
+      if (change.instance === null) return true;
+      // The instance moves in the same transaction: the node alone on the new host is not the target state.
+      const inst = (await knex('instances').select('host').where({ id: change.instance.id }).first()) as { host: unknown } | undefined;
+      return inst?.host === change.toHost;
     }
     case 'move-instance': {
       const row = (await knex('instances').select('host', 'deleted').where({ id: change.id }).first()) as { host: unknown; deleted: unknown } | undefined;

@@ -178,7 +178,7 @@ describeEachDialect('placement audit', (dialect) => {
     const again = await runBin([...d.args, 'placement', 'audit', '--delete', '--verbose']);
     expect(again).toMatchObject({ code: 0, stdout: `The compute node for UUID ${STALE_RP} can not be found\n`, stderr: '' });
 
-    const undo = await runBin([...d.args, 'undo', journal, '--journal', join(d.dir, 'undo.jsonl')]);
+    const undo = await runBin([...d.args, 'undo', journal, '--apply', '--journal', join(d.dir, 'undo.jsonl')]);
     expect(undo.stderr).not.toContain('error');
     expect(undo.code).toBe(4);
     expect(await dump(p, PLACEMENT_TABLES)).toEqual(before);

@@ -316,7 +316,7 @@ describe('placement audit: the real nova-manage (on an in-process Placement) vs 
       expect(oursAgain.code).toBe(0);
 
       const journal = /^journal: (\S+)$/m.exec(ours.stderr)?.[1] ?? '';
-      const undo = await runOurs(oursSide.d, ['undo', journal]);
+      const undo = await runOurs(oursSide.d, ['undo', journal, '--apply']);
       expect(undo.code).toBe(4);
       expect(await placementRows(oursSide.r.knex.placement)).toEqual(before);
     });
