@@ -78,7 +78,7 @@ describeMysql('parallel apply of rebalance', () => {
 
     // The default (apply_concurrency 4).
     const parallel = await runBin([...d.args, 'compute_node', 'rebalance', '--apply']);
-    expect(parallel.code, parallel.stderr).toBe(4);
+    expect(parallel.code, parallel.stdout.split("\n").filter((l) => /SKIPPED|refused:/.test(l)).slice(0, 5).join("\n") + parallel.stderr).toBe(4);
     const journal = journalOf(parallel.stderr);
     expect(interleavings(journal)).toBeGreaterThan(0);
     const changes = journal.filter((l) => l.type === 'change');
