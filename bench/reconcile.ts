@@ -178,7 +178,7 @@ async function planApplyUndo(ctx: ReconcileContext, d: ScratchDeployment, size: 
   const apply = await measure(ctx, d, size, [...args, '--apply'], 4, { runs: 1, label: `${args.join(' ')} --apply (${units} units)` });
   const journal = listJournals(journalDir).find((j) => !before.has(j));
   if (journal === undefined) throw new Error(`${args.join(' ')} --apply left no journal in ${journalDir}`);
-  const undo = await measure(ctx, d, size, ['undo', join(journalDir, journal)], 4, { runs: 1, label: `undo of that journal` });
+  const undo = await measure(ctx, d, size, ['undo', join(journalDir, journal), '--apply'], 4, { runs: 1, label: `undo of that journal` });
   const again = await countUnits(ctx, d, args);
   if (again !== units) throw new Error(`after undo, ${args.join(' ')} plans ${again} units, not the ${units} it applied`);
   return [plan.row, apply.row, undo.row];

@@ -90,7 +90,7 @@ const STEPS = [
   {
     title: 'Apply the repair',
     story: [
-      'With --apply each change is its own compare-and-swap transaction, journaled before it commits (the journal path is on stderr; `undo JOURNAL` reverts it). Exit 4: changes applied.',
+      'With --apply each change is its own compare-and-swap transaction, journaled before it commits (the journal path is on stderr; `undo JOURNAL --apply` reverts it). Exit 4: changes applied.',
     ],
     args: ['compute_node', 'rebalance', '--apply'],
     expectExit: 4,

@@ -26,6 +26,22 @@ export const RECONCILE_EXIT_TABLE: ReadonlyArray<readonly [number, string]> = [
   [255, 'unexpected internal error'],
 ];
 
+/** What an apply's exit code is decided from (src/operations/apply-plan.ts ApplyResult). */
+export interface ApplyTally {
+  readonly outcomes: ReadonlyArray<{ readonly status: 'applied' | 'already-done' | 'skipped' }>;
+  readonly refused: readonly unknown[];
+}
+
+/**
+ * The exit code of an apply: 5 when a unit was skipped or refused; else 4
+ * when at least one unit was applied, and 0 when every unit was already done
+ * (another run got there first) or there was nothing to do.
+ */
+export function applyExitCode(result: ApplyTally): number {
+  if (result.refused.length > 0 || result.outcomes.some((o) => o.status === 'skipped')) return RECONCILE_EXIT.partial;
+  return result.outcomes.some((o) => o.status === 'applied') ? RECONCILE_EXIT.applied : RECONCILE_EXIT.clean;
+}
+
 /** nova-manage: argparse errors exit 2; oslo.config's missing --config-file exits 1; everything else 255. */
 export function exitCodeFor(kind: ErrorKind, family: CommandFamily, configFileMissing = false): number {
   if (family === 'compatible') {

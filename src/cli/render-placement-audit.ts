@@ -31,6 +31,9 @@ export function renderPlacementAuditLines(result: PlacementAuditResult, verbose:
       else if (outcome.status === 'deleted') say(`Deleted allocations for consumer UUID ${c} on Resource Provider ${provider.uuid}: ${dict}`);
       else say(`Allocations for consumer UUID ${c} on Resource Provider ${provider.uuid} can be deleted: ${dict}`);
     }
+    // A deliberate difference from nova-manage: these are never deleted (src/domain/placement-audit.ts).
+    for (const k of provider.kept)
+      say(`Allocations for consumer UUID ${k.consumerUuid} on Resource Provider ${provider.uuid} are kept, not deleted: ${k.reason}: ${pythonResourcesRepr(k.resources)}`);
     if (result.stoppedAt === provider.uuid) {
       lines.push(`The Resource Provider ${provider.uuid} had problems when deleting allocations. Stopping now. Please fix the problem by hand and run again.`);
       return lines;
@@ -76,6 +79,16 @@ export function renderPlacementAuditJson(result: PlacementAuditResult): unknown 
     compute_nodes_not_found: [...new Set(result.providers.filter((p) => !p.provider.computeNodeFound).map((p) => p.provider.rootUuid))],
     processed: processedCount(result.providers),
     orphans,
+    kept: result.providers.flatMap(({ provider }) =>
+      provider.kept.map((k) => ({
+        consumer_uuid: k.consumerUuid,
+        resource_provider_uuid: provider.uuid,
+        root_provider_uuid: provider.rootUuid,
+        resources: Object.fromEntries(k.resources.map((r) => [r.resourceClass, r.used] as const)),
+        status: 'kept',
+        reason: k.reason,
+      })),
+    ),
     stopped_at: result.stoppedAt ?? null,
     journal: result.journalPath ?? null,
     exit_code,

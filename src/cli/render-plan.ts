@@ -58,9 +58,12 @@ function changeLine(pc: PlannedChange): string {
 export function renderApplyText(result: ApplyResult): string {
   const applied = result.outcomes.filter((o) => o.status === 'applied');
   const skipped = result.outcomes.filter((o) => o.status === 'skipped');
-  const lines = [`applied ${applied.length} unit(s), skipped ${skipped.length}, refused ${result.refused.length}.`];
+  const done = result.outcomes.filter((o) => o.status === 'already-done');
+  const lines = [`applied ${applied.length} unit(s), ${done.length > 0 ? `already done ${done.length}, ` : ''}skipped ${skipped.length}, refused ${result.refused.length}.`];
   for (const o of result.outcomes) {
     if (o.status === 'applied') lines.push(`  applied: ${o.unit.title}`);
+    else if (o.status === 'already-done') lines.push(`  already done: ${o.unit.title} (its target state already held; nothing was written for it)`);
+    else if (o.changesApplied === 0) lines.push(`  SKIPPED: ${o.unit.title}: ${o.reason} (nothing of it was applied)`);
     else lines.push(`  SKIPPED: ${o.unit.title}: ${o.reason} (${o.changesApplied} of ${o.unit.changes.length} change(s) had been applied; re-run to finish)`);
   }
   for (const r of result.refused) lines.push(`  refused: ${r.subject}: ${r.reason}${r.suggestion === undefined ? '' : ` (see: ${r.suggestion})`}`);
@@ -80,8 +83,9 @@ export function applyJson(plan: Plan, result: ApplyResult): unknown {
   return {
     ...(planJson(plan) as object),
     dry_run: false,
-    changed: result.outcomes.some((o) => o.status === 'applied' || o.changesApplied > 0),
+    changed: result.outcomes.some((o) => o.status === 'applied' || (o.status === 'skipped' && o.changesApplied > 0)),
     applied: result.outcomes.filter((o) => o.status === 'applied').map((o) => o.unit.id),
+    already_done: result.outcomes.filter((o) => o.status === 'already-done').map((o) => o.unit.id),
     skipped: result.outcomes.flatMap((o) => (o.status === 'skipped' ? [{ id: o.unit.id, reason: o.reason, changes_applied: o.changesApplied }] : [])),
     journal: result.journalPath ?? null,
   };

@@ -19,6 +19,10 @@ export const placementAuditCommand: CommandSpec = {
     "--delete removes them: when the consumer also has allocations on other providers only this provider's share goes and the consumer " +
       "generation is bumped; otherwise the consumer's allocations and its consumer row are deleted. Each delete is journaled, so " +
       '`nova-reconcile undo JOURNAL` restores it; the journal path is printed on stderr.',
+    'Unlike nova-manage, two kinds of what nova calls orphaned are never deleted, and are reported as kept with the reason (--verbose, ' +
+      '--format json): allocations on a provider that is not a compute-node provider (a sharing provider with MISC_SHARES_VIA_AGGREGATE, ' +
+      'a neutron agent or cyborg device provider), and the last allocations on compute-node providers of an instance that is live in some ' +
+      'cell (for example on a stale provider). Kept allocations do not count as orphaned for the exit code.',
     'Without --verbose, only an unknown provider and failed deletes print anything; the exit code tells the result.',
   ],
   options: [
@@ -40,6 +44,7 @@ export const placementAuditCommand: CommandSpec = {
   ],
   differences: [
     'Placement is read from its database ([placement_database] connection) rather than through the Placement REST API: no keystone credentials or [placement] section are needed.',
+    "Never deletes an allocation on a provider that is not a compute-node provider (MISC_SHARES_VIA_AGGREGATE sharing providers, neutron, cyborg: nova takes the provider's root for a compute node, finds none, and deletes a live instance's shared DISK_GB), nor the last allocations on compute-node providers of an instance that is live in some cell (nova deletes a live instance's only allocations when they sit on a stale provider). They are printed as \"are kept, not deleted\" with the reason, listed under \"kept\" in JSON, and not counted in \"Processed\" or the exit code.",
     '--all-resource-classes is an addition: with it every resource class counts, so orphaned ironic (CUSTOM_*) allocations, which nova never reports, are found and can be deleted.',
     '--delete journals every delete (before- and after-images) under the apply lock, so `nova-reconcile undo` restores them; the journal path goes to stderr. Each delete is a compare-and-swap on the consumer generation and the allocations the audit saw; one that changed in between is a failed delete (exit 1), never an overwrite. Removing one share does not re-check the capacity of the allocations kept, which nova\'s PUT does (and fails on an in-use ironic node).',
     '--format json prints one document with every orphan, its resources and what happened to it.',

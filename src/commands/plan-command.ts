@@ -2,7 +2,7 @@
 // without --apply print it and exit 3 (0 when empty); with --apply take the
 // apply lock, plan again under it, apply, and exit 4 (5 when something was
 // skipped or refused).
-import { RECONCILE_EXIT } from '../cli/exit-codes.js';
+import { RECONCILE_EXIT, applyExitCode } from '../cli/exit-codes.js';
 import { applyJson, planJson, renderApplyText, renderPlanText } from '../cli/render-plan.js';
 import { FORMAT_OPTION, type CommandContext, type CommandOptions, type OptionSpec } from '../cli/spec.js';
 import type { Deployment } from '../db/deployment.js';
@@ -24,9 +24,9 @@ export const MAX_COUNT_OPTION: OptionSpec = {
 };
 
 export const PLAN_EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
-  [0, 'nothing to do'],
+  [0, 'nothing to do, or every unit was already done by someone else'],
   [3, 'a plan was printed; nothing changed (no --apply)'],
-  [4, 'every change was applied'],
+  [4, 'every change was applied (units another run had already done count as done)'],
   [5, 'partly applied: some units were skipped (their rows changed since planning) or refused for safety'],
   [2, 'could not run: configuration, a database unreachable, or another run holds the lock'],
   [127, 'invalid usage or input'],
@@ -54,15 +54,15 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
         journalDir: settings.journalDir,
         concurrency: settings.applyConcurrency,
         onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
-        onProgress: (done, total) => {
-          if (ctx.stderrIsTty || done === total || done % 500 === 0) ctx.stderr.write(`applied ${done}/${total} unit(s)\n`);
+        onProgress: (p) => {
+          // Says what happened to the units so far: a skipped unit is never counted as applied.
+          if (ctx.stderrIsTty || p.done === p.total || p.done % 500 === 0)
+            ctx.stderr.write(`done ${p.done}/${p.total} unit(s): ${p.applied} applied, ${p.alreadyDone} already done, ${p.skipped} skipped\n`);
         },
       });
       if (json) printJson(ctx, { ...(applyJson(plan, result) as object), deferred_units: deferred });
       else ctx.stdout.write((isEmptyPlan(plan) ? renderPlanText(plan) : renderApplyText(result)) + deferredLine(deferred));
-      if (isEmptyPlan(plan)) return RECONCILE_EXIT.clean;
-      const partial = result.refused.length > 0 || result.outcomes.some((u) => u.status === 'skipped');
-      return partial ? RECONCILE_EXIT.partial : RECONCILE_EXIT.applied;
+      return applyExitCode(result);
     });
   });
 }

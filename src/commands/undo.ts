@@ -15,29 +15,35 @@ export const undoCommand: CommandSpec = {
       'each change in one transaction. Every row is a compare-and-swap against its after-image: a row that has changed since the run ' +
       'is refused and reported, never overwritten. Rows already back at their before-image are left alone, so undo can be re-run. ' +
       'It writes under the apply lock, as the applying commands do: a second undo, or an apply, waits up to [nova_reconcile] lock_timeout.',
-    'Unlike the other mutating commands, undo applies by default: the journal is the plan that was already approved. Use --dry-run to ' +
-      'see what would be restored. The undo writes its own journal, so it can be undone in turn. A journal that is corrupt, truncated, ' +
+    'Like every mutating command, undo changes nothing without --apply: it then simulates the restore, in order, inside transactions ' +
+      'that are rolled back, and lists what would be restored and what would be refused. A change whose restore would break a unique key ' +
+      '(Nova re-created a provider with the same name or uuid since) is refused and listed, as a changed row is: a retry cannot fix it. ' +
+      'The undo writes its own journal, so it can be undone in turn. A journal that is corrupt, truncated, ' +
       'or was written for another deployment is refused; a journal whose last line a killed run left incomplete is accepted only with ' +
-      '--allow-truncated.',
+      '--allow-truncated. (Earlier versions applied by default; --dry-run is still accepted and changes nothing.)',
   ],
   options: [
-    { flags: '--dry-run', description: 'show what would be restored and change nothing' },
+    { flags: '--apply', description: 'restore the rows; without it the restore is simulated and nothing changes' },
+    { flags: '--dry-run', description: 'accepted for compatibility: the default already changes nothing (without --apply)' },
     { flags: '--allow-truncated', description: 'accept a journal whose last line was cut off by a killed run: that entry never committed and is dropped' },
-    { flags: '--apply', description: 'accepted for symmetry with the other commands (undo applies by default)' },
     { flags: '--journal <file>', description: "where to write the undo's own journal" },
     FORMAT_OPTION,
   ],
   exitCodes: [
     [0, 'nothing to restore (every row is already at its before-image)'],
-    [3, '--dry-run: rows would be restored'],
+    [3, 'without --apply: rows would be restored (nothing changed)'],
     [4, 'rows were restored'],
-    [5, 'some changes were refused because their rows changed since (listed)'],
+    [5, 'some changes were (or would be) refused because their rows changed since, or their keys were taken since (listed); with --apply the others were restored'],
     [2, 'could not run: configuration or a database unreachable'],
     [127, 'the journal is missing, corrupt, truncated, or for another deployment'],
   ],
-  examples: ['nova-reconcile --config-file /etc/nova/nova.conf undo /var/lib/nova-reconcile/journal/compute_node-cleanup_orphans-20261202T101500Z-1a2b3c.jsonl'],
+  examples: [
+    'nova-reconcile --config-file /etc/nova/nova.conf undo /var/lib/nova-reconcile/journal/compute_node-cleanup_orphans-20261202T101500Z-1a2b3c.jsonl',
+    'nova-reconcile --config-file /etc/nova/nova.conf undo /var/lib/nova-reconcile/journal/compute_node-cleanup_orphans-20261202T101500Z-1a2b3c.jsonl --apply',
+  ],
   async run(ctx, o, args) {
-    const dryRun = o['dryRun'] === true;
+    // Nothing changes without --apply (README, safety rules); --dry-run is kept as a no-op alias.
+    const dryRun = o['apply'] !== true;
     const settings = ctx.loadConfig().reconcile;
     const result = await useDeployment(ctx, async (d) => {
       const undo = (): ReturnType<typeof undoJournal> =>
@@ -58,8 +64,9 @@ export const undoCommand: CommandSpec = {
     const count = (s: string): number => result.items.filter((i) => i.status === s).length;
     if (o['format'] === 'json') printJson(ctx, { ...result, changed: count('restored') > 0 });
     else {
-      ctx.stdout.write(`undo of ${result.command} (${result.journal}): ${count(dryRun ? 'would-restore' : 'restored')} change(s) ${dryRun ? 'would be ' : ''}restored, ${count('already-restored')} already restored, ${count('refused')} refused.\n`);
+      ctx.stdout.write(`undo of ${result.command} (${result.journal}): ${count(dryRun ? 'would-restore' : 'restored')} change(s) ${dryRun ? 'would be ' : ''}restored, ${count('already-restored')} already restored, ${count('refused')} ${dryRun ? 'would be ' : ''}refused.\n`);
       for (const i of result.items) if (i.status === 'refused') ctx.stdout.write(`  refused: change ${i.seq} (${i.unit}): ${i.reason}\n`);
+      if (dryRun && count('would-restore') > 0) ctx.stdout.write('Nothing was changed. Re-run with --apply to restore.\n');
     }
     if (count('refused') > 0) return RECONCILE_EXIT.partial;
     if (dryRun) return count('would-restore') > 0 ? RECONCILE_EXIT.findings : RECONCILE_EXIT.clean;

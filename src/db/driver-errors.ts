@@ -48,6 +48,18 @@ export function isDuplicateKeyError(err: unknown): boolean {
   return e.code === 'ER_DUP_ENTRY' || e.errno === 1062 || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
+/**
+ * True for a constraint a retry can never satisfy: a duplicate key (Nova
+ * re-created a provider with the same name or uuid) or a missing referenced
+ * row (MySQL 1062, 1451, 1452; SQLite UNIQUE, PRIMARYKEY, FOREIGNKEY).
+ */
+export function isConstraintError(err: unknown): boolean {
+  if (isDuplicateKeyError(err)) return true;
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as DriverErrorLike;
+  return e.code === 'ER_NO_REFERENCED_ROW_2' || e.code === 'ER_ROW_IS_REFERENCED_2' || e.errno === 1451 || e.errno === 1452 || e.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
 /** True when the connection to the server was lost mid-run. */
 export function isConnectionLostError(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;

@@ -8,19 +8,27 @@ import { CasConflict, rowsEqual, selectForUpdate, type Row, type RowImage } from
 
 export type RestoreOutcome = 'restored' | 'already-restored';
 
-export async function restoreRows(trx: Knex.Transaction, dialect: Dialect, images: readonly RowImage[]): Promise<RestoreOutcome> {
+/**
+ * @param earlier the before-images of the same row in the journal's earlier
+ *   changes (oldest last or first, any order): a row touched by several
+ *   changes (a provider's generation bumped by each allocation removal, then
+ *   the provider deleted) that is already back at one of them was restored
+ *   further back than this change, by an earlier undo, and is left alone.
+ */
+export async function restoreRows(trx: Knex.Transaction, dialect: Dialect, images: readonly RowImage[], earlier: (img: RowImage) => ReadonlyArray<Row | null> = () => []): Promise<RestoreOutcome> {
   const current: Array<Row | null> = [];
   for (const img of images) current.push((await selectForUpdate(trx, dialect, img.table, img.key))[0] ?? null);
-  if (images.every((img, i) => rowsEqual(current[i] ?? null, img.before))) return 'already-restored';
+  const restored = images.map((img, i) => rowsEqual(current[i] ?? null, img.before) || earlier(img).some((e) => rowsEqual(current[i] ?? null, e)));
+  if (restored.every(Boolean)) return 'already-restored';
   images.forEach((img, i) => {
     const now = current[i] ?? null;
-    if (!rowsEqual(now, img.after) && !rowsEqual(now, img.before))
+    if (!restored[i] && !rowsEqual(now, img.after))
       throw new CasConflict(`${img.table} ${JSON.stringify(img.key)} changed since the journaled run; not restoring it`);
   });
   // Reverse order: a provider deleted last is recreated first, before its inventories.
   for (let i = images.length - 1; i >= 0; i--) {
     const img = images[i] as RowImage;
-    if (rowsEqual(current[i] ?? null, img.before)) continue;
+    if (restored[i] === true) continue;
     if (img.before === null) {
       await trx(img.table).delete().where(img.key);
     } else if (img.after === null) {

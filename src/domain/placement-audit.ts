@@ -10,9 +10,21 @@
 // orphaned. The plan of deletes comes with it: one
 // 'remove-provider-allocations' change per orphan, its consumer generation
 // chained when the same consumer loses shares on several providers.
+//
+// Deliberate difference (issue 13 item 1): nova's definition would delete
+// allocations that are not Nova's to delete, and data with them. Two kinds
+// of what nova calls orphaned are KEPT and reported with the reason:
+//  - allocations on a provider that is not a compute-node provider (a
+//    sharing provider with MISC_SHARES_VIA_AGGREGATE, a neutron agent, a
+//    cyborg device...): nova takes its root as a compute node, finds none,
+//    and calls every allocation on it orphaned, a live instance's DISK_GB on
+//    shared storage included;
+//  - the last allocations on compute-node providers of an instance that is
+//    live in some cell (a stale provider holding a live instance's only
+//    allocations): deleting them loses the instance's claim for good.
 import { hostKey } from './snapshot-index.js';
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, MigrationRec, ProviderRec, Snapshot } from './model.js';
-import { FINAL_MIGRATION_STATES } from './model.js';
+import { COMPUTE_NODE_TRAIT, FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import type { AllocationPart, Change } from './plan.js';
 
 /** The classes nova's audit looks at (NOVA_RCS). Custom classes, PCI_DEVICE, SRIOV_NET_VF, FPGA, PGPU, NET_PACKET_RATE_* are not among them. */
@@ -50,6 +62,13 @@ export interface OrphanedConsumer {
   readonly change: RemoveAllocationsChange;
 }
 
+/** What nova-manage would delete and nova-reconcile keeps (see the header). */
+export interface KeptAllocation {
+  readonly consumerUuid: string;
+  readonly resources: readonly AllocationPart[];
+  readonly reason: string;
+}
+
 export interface AuditedProvider {
   readonly id: number;
   readonly uuid: string;
@@ -58,6 +77,8 @@ export interface AuditedProvider {
   /** Whether a live compute node has the root's uuid (else nova prints "The compute node ... can not be found"). */
   readonly computeNodeFound: boolean;
   readonly orphans: readonly OrphanedConsumer[];
+  /** nova's orphans that are kept, with the reason (a deliberate difference). */
+  readonly kept: readonly KeptAllocation[];
 }
 
 export type PlacementAuditReport =
@@ -87,6 +108,8 @@ export function auditPlacementAllocations(snapshot: Snapshot, options: Placement
     const node = lookup.liveNodeByUuid.get(root);
     const known = node === undefined ? EMPTY : relatedConsumers(lookup, node);
     const orphans: OrphanedConsumer[] = [];
+    const kept: KeptAllocation[] = [];
+    const notNova = notComputeNodeProvider(lookup, rp);
     for (const { consumer, rows } of allocationsByConsumer(lookup.allocationsOnProvider.get(rp.id) ?? [], lookup.consumerByUuid)) {
       const consumerUuid = consumer.uuid;
       if (!rows.some((a) => counts(a.resourceClass))) continue;
@@ -97,6 +120,19 @@ export function auditPlacementAllocations(snapshot: Snapshot, options: Placement
         consumerState.set(consumerUuid, state);
       }
       const resources = rows.map((a) => ({ resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used }));
+      const instance = lookup.liveInstanceByUuid.get(consumerUuid);
+      if (notNova !== undefined) {
+        kept.push({ consumerUuid, resources, reason: `${notNova}${instance === undefined ? '' : `; consumer ${consumerUuid} is live instance on ${instance.host ?? '-'}/${instance.node ?? '-'}`}` });
+        continue;
+      }
+      if (instance !== undefined && ![...state.providers].some((id) => id !== rp.id && notComputeNodeProvider(lookup, lookup.providerById.get(id)) === undefined)) {
+        kept.push({
+          consumerUuid,
+          resources,
+          reason: `they are the last allocations on a compute-node provider of instance ${consumerUuid}, which is live in cell ${instance.cellUuid} on ${instance.host ?? '-'}/${instance.node ?? '-'}; deleting them would lose them (see: nova-reconcile compute_node rebalance, placement cleanup_providers)`,
+        });
+        continue;
+      }
       const scope = state.providers.size > 1 ? 'provider-share' : 'all';
       orphans.push({
         consumerUuid,
@@ -116,9 +152,32 @@ export function auditPlacementAllocations(snapshot: Snapshot, options: Placement
       state.providers.delete(rp.id);
       if (scope === 'provider-share') state.generation += 1;
     }
-    return { id: rp.id, uuid: rp.uuid, rootUuid: root, computeNodeFound: node !== undefined, orphans };
+    return { id: rp.id, uuid: rp.uuid, rootUuid: root, computeNodeFound: node !== undefined, orphans, kept };
   });
   return { kind: 'audited', allResourceClasses: options.allResourceClasses, providers: audited };
+}
+
+/** nova's nested providers of a compute node are named `<root name>_<PCI address>` (vGPU, PCI in placement); neutron's use a colon. */
+const OWNER_NOVA_TRAIT = 'OWNER_NOVA';
+
+/**
+ * Why a provider is not a compute-node provider, or undefined when it is:
+ * a root with the COMPUTE_NODE trait or the uuid of a compute node (live or
+ * soft-deleted), or a child of one that Nova made (OWNER_NOVA on master, or
+ * Nova's `<root name>_...` naming), and neither it nor its root a sharing
+ * provider. A provider that is not listed (no root) is not one either.
+ */
+function notComputeNodeProvider(lookup: AuditLookup, rp: ProviderRec | undefined): string | undefined {
+  if (rp === undefined) return 'the provider is not listed by placement';
+  const root = rp.rootId === null ? undefined : lookup.providerById.get(rp.rootId);
+  const label = `provider ${rp.uuid} (${rp.name ?? '-'})`;
+  if (root === undefined) return `${label} has no root provider`;
+  if (rp.traits.includes(SHARING_TRAIT) || root.traits.includes(SHARING_TRAIT)) return `${label} is a sharing provider (${SHARING_TRAIT}), not a compute node's`;
+  const rootIsNode = root.traits.includes(COMPUTE_NODE_TRAIT) || lookup.anyNodeUuids.has(root.uuid);
+  if (!rootIsNode) return `${label} is not a compute-node provider (no ${COMPUTE_NODE_TRAIT} trait, no compute node has its uuid)`;
+  if (rp.id === root.id) return undefined;
+  if (rp.traits.includes(OWNER_NOVA_TRAIT) || (root.name !== null && rp.name !== null && rp.name.toLowerCase().startsWith(`${root.name.toLowerCase()}_`))) return undefined;
+  return `${label} is a child of compute-node provider ${root.uuid} that Nova did not create (a neutron agent, a cyborg device...)`;
 }
 
 /** Orphans across every provider, in audit order. */
@@ -170,6 +229,11 @@ function allocationsByConsumer(rows: readonly AllocationRec[], consumers: Readon
 const EMPTY: ReadonlySet<string> = new Set();
 
 interface AuditLookup {
+  readonly providerById: ReadonlyMap<number, ProviderRec>;
+  /** uuids of every compute node, live or soft-deleted. */
+  readonly anyNodeUuids: ReadonlySet<string>;
+  /** Live instances of every cell, by uuid. */
+  readonly liveInstanceByUuid: ReadonlyMap<string, InstanceRec>;
   readonly liveNodeByUuid: ReadonlyMap<string, ComputeNodeRec>;
   readonly instancesOnNode: ReadonlyMap<string, readonly InstanceRec[]>;
   readonly migrationsOnNode: ReadonlyMap<string, readonly MigrationRec[]>;
@@ -212,7 +276,10 @@ function indexForAudit(s: Snapshot): AuditLookup {
     push(allocationsOfConsumer, a.consumerUuid, a);
   }
   const consumerByUuid = new Map((p?.consumers ?? []).map((c) => [c.uuid, c]));
-  return { liveNodeByUuid, instancesOnNode, migrationsOnNode, allocationsOnProvider, allocationsOfConsumer, consumerByUuid };
+  const providerById = new Map((p?.providers ?? []).map((rp) => [rp.id, rp]));
+  const anyNodeUuids = new Set(s.computeNodes.flatMap((n) => (n.uuid === null ? [] : [n.uuid])));
+  const liveInstanceByUuid = new Map(s.instances.map((i) => [i.uuid, i]));
+  return { providerById, anyNodeUuids, liveInstanceByUuid, liveNodeByUuid, instancesOnNode, migrationsOnNode, allocationsOnProvider, allocationsOfConsumer, consumerByUuid };
 }
 
 /** The consumers nova keeps: the node's live instances and its in-progress migrations (final states are already filtered out). */

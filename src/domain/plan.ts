@@ -35,10 +35,11 @@ export type Change =
     }
   | {
       /**
-       * Remove one consumer's allocations from one provider. When the consumer
-       * keeps allocations elsewhere its generation is bumped, and so is every
-       * provider left in its allocation set (as a PUT of the rest would);
-       * when nothing remains the consumer row is deleted.
+       * Remove one consumer's allocations from one provider. The provider's
+       * generation is bumped (issue 13 item 6; Placement's DELETE does not).
+       * When the consumer keeps allocations elsewhere its generation is
+       * bumped, and so is every provider left in its allocation set (as a PUT
+       * of the rest would); when nothing remains the consumer row is deleted.
        */
       readonly kind: 'remove-provider-allocations';
       readonly target: DbRef & { readonly db: 'placement' };
@@ -49,7 +50,7 @@ export type Change =
       readonly allocations: readonly AllocationPart[];
     }
   | {
-      /** Give a stale provider the live compute node's uuid, keeping everything it holds; generation + 1. */
+      /** Give a stale provider the live compute node's uuid, keeping everything it holds; generation + 1, and + 1 for each consumer with allocations on it. */
       readonly kind: 'rekey-provider';
       readonly target: DbRef & { readonly db: 'placement' };
       readonly providerId: number;

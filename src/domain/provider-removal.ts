@@ -63,6 +63,8 @@ export function planProviderTreeRemoval(ix: SnapshotIndex, root: ProviderRec, ow
         reason: verdict.reason,
       });
       for (const a of allocs) local.removedAllocations.add(a.id);
+      // The write bumps the provider that lost them (cas-writes.ts).
+      local.providerGeneration.set(rp.id, providerGeneration(ix, rp.id, local) + 1);
       const rest = remainingAllocations(ix, consumerUuid, local);
       if (rest.length === 0) {
         local.consumerGeneration.delete(consumerUuid);
@@ -81,6 +83,16 @@ export function planProviderTreeRemoval(ix: SnapshotIndex, root: ProviderRec, ow
   for (const [k, v] of local.consumerGeneration) state.consumerGeneration.set(k, v);
   for (const id of local.removedAllocations) state.removedAllocations.add(id);
   return { ok: true, changes };
+}
+
+/** A re-key bumps the generation of every consumer with allocations on the provider (cas-writes.ts rekeyProvider). */
+export function bumpConsumersOn(ix: SnapshotIndex, providerId: number, state: PlanState): void {
+  const consumers = new Set((ix.allocationsOnProvider.get(providerId) ?? []).filter((a) => !state.removedAllocations.has(a.id)).map((a) => a.consumerUuid));
+  for (const uuid of consumers) {
+    const consumer = ix.consumerByUuid.get(uuid);
+    if (consumer === undefined) continue;
+    state.consumerGeneration.set(uuid, (state.consumerGeneration.get(uuid) ?? consumer.generation) + 1);
+  }
 }
 
 type Verdict = { readonly ok: true; readonly reason: string } | { readonly ok: false; readonly reason: string; readonly suggestion: string };

@@ -30,7 +30,7 @@ import { buildHashRing, ringOwner, type HashRing } from './hash-ring.js';
 import { isUuid } from './ironic-nodes.js';
 import { isServiceUp } from './liveness.js';
 import type { AllocationPart, Plan, PlannedChange, Refusal, Unit } from './plan.js';
-import { newPlanState, planProviderTreeRemoval, type PlanState } from './provider-removal.js';
+import { bumpConsumersOn, newPlanState, planProviderTreeRemoval, type PlanState } from './provider-removal.js';
 import { hostKey, indexSnapshot, nodeKey, serviceKey, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 import { ReconcileError } from '../errors.js';
 
@@ -396,6 +396,7 @@ function planPlacement(np: NodePlan): Step {
       reason: `no provider has the uuid of canonical compute node ${canonical.uuid}; this stale provider ${target === staleName ? "holds the node's name" : "holds the instance's allocations"} and keeps its inventories, traits, aggregates and allocations`,
     });
     np.state.providerGeneration.set(target.id, generation + 1);
+    bumpConsumersOn(np.ctx.ix, target.id, np.state);
     np.notes.push(`re-key provider ${target.uuid} to ${canonical.uuid}`);
     done.add(target.id);
     canonicalRp = { ...target, uuid: canonical.uuid };

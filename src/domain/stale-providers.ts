@@ -10,7 +10,7 @@
 import type { ComputeNodeRec, ProviderRec, Snapshot } from './model.js';
 import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from './model.js';
 import type { Plan, Refusal, Unit } from './plan.js';
-import { newPlanState, planProviderTreeRemoval } from './provider-removal.js';
+import { bumpConsumersOn, newPlanState, planProviderTreeRemoval } from './provider-removal.js';
 import { indexSnapshot, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 
 export const CLEANUP_PROVIDERS = 'placement cleanup_providers';
@@ -53,6 +53,7 @@ export function planProviderCleanup(snapshot: Snapshot): Plan {
         ],
       });
       state.providerGeneration.set(rp.id, (state.providerGeneration.get(rp.id) ?? rp.generation) + 1);
+      bumpConsumersOn(ix, rp.id, state);
       continue;
     }
     const removal = planProviderTreeRemoval(ix, rp, owner, state);

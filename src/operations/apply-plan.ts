@@ -4,14 +4,17 @@
 // reported as skipped; nothing is ever overwritten. Units are ordered by the
 // planners so that a crash between two databases leaves a state the next run
 // finishes (placement released before the compute node row goes away).
+import type { Knex } from 'knex';
 import type { Database } from '../db/connect.js';
 import type { Deployment } from '../db/deployment.js';
+import { changeAlreadyDone } from '../db/already-done.js';
 import { applyChange } from '../db/apply-change.js';
+import { guardCellChange, takeCellWriteLock } from '../db/cell/ownership.js';
 import { describeDriverError, isConnectionLostError, isDeadlockError } from '../db/driver-errors.js';
 import { withSessionLock } from '../db/locks.js';
 import { CasConflict } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
-import type { DbRef, Plan, Refusal, Unit } from '../domain/plan.js';
+import type { Change, DbRef, Plan, Refusal, Unit } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
 import { defaultJournalPath, openJournal, type DeploymentIdentity } from './journal.js';
 import { runUnits } from './unit-scheduler.js';
@@ -23,7 +26,7 @@ export interface ApplyOptions {
   readonly journalDir: string;
   /** Called once the journal exists, so its path reaches stderr before any write. */
   readonly onJournal?: (path: string) => void;
-  readonly onProgress?: (done: number, total: number) => void;
+  readonly onProgress?: (progress: ApplyProgress) => void;
   /**
    * Units applied at the same time ([nova_reconcile] apply_concurrency);
    * only units whose footprints are disjoint overlap (unit-scheduler.ts).
@@ -32,8 +35,18 @@ export interface ApplyOptions {
   readonly concurrency?: number;
 }
 
+export interface ApplyProgress {
+  readonly done: number;
+  readonly total: number;
+  readonly applied: number;
+  readonly alreadyDone: number;
+  readonly skipped: number;
+}
+
 export type UnitOutcome =
   | { readonly unit: Unit; readonly status: 'applied' }
+  /** Its target state already held (another run, nova or an operator got there first); this run wrote nothing for it. */
+  | { readonly unit: Unit; readonly status: 'already-done' }
   | { readonly unit: Unit; readonly status: 'skipped'; readonly reason: string; readonly changesApplied: number };
 
 export interface ApplyResult {
@@ -61,41 +74,134 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
     const outcomes: UnitOutcome[] = [];
     let seq = 0;
     let done = 0;
+    const tally = { applied: 0, 'already-done': 0, skipped: 0 };
+    /** One change in its own compare-and-swap transaction, journaled before it commits. */
+    const applyOwn = async (unit: Unit, change: Change): Promise<void> => {
+      const db = await databaseFor(deployment, change.target);
+      const now = utcNowString();
+      seq += 1;
+      const thisSeq = seq;
+      // Set once the change is written and journaled: an error after it came from COMMIT itself.
+      let committing = false;
+      try {
+        await retryDeadlocks(() =>
+          db.knex.transaction(async (trx) => {
+            committing = false;
+            const rows = await applyChange(trx, db.dialect, change, now);
+            await journal.appendDurably({ type: 'change', seq: thisSeq, unit: unit.id, target: change.target, change, rows });
+            committing = true;
+          }),
+        );
+      } catch (err) {
+        if (err instanceof CasConflict) throw err;
+        throw wrapApplyError(err, db, unit, committing);
+      }
+      journal.append({ type: 'commit', seq: thisSeq });
+    };
+
     const applyUnit = async (unit: Unit): Promise<UnitOutcome> => {
+      const changes = unit.changes.map((pc) => pc.change);
+      const segment = heldSegment(changes);
+      let held: HeldCell | undefined;
       let applied = 0;
-      for (const { change } of unit.changes) {
-        const db = await databaseFor(deployment, change.target);
-        const now = utcNowString();
-        seq += 1;
-        const thisSeq = seq;
-        // Set once the change is written and journaled: an error after it came from COMMIT itself.
+      let alreadyDone = 0;
+      /** A compare-and-swap missed: already done when the change's target state holds, else the unit stops. */
+      const missed = async (change: Change, err: CasConflict): Promise<UnitOutcome | undefined> => {
+        if (await changeAlreadyDone((await databaseFor(deployment, change.target)).knex, change)) {
+          alreadyDone += 1;
+          return undefined;
+        }
+        return { unit, status: 'skipped', reason: err.message, changesApplied: applied };
+      };
+      try {
+        if (segment !== undefined) {
+          // Ownership before placement: lock and check the cell rows first.
+          try {
+            held = await openHeldCell(deployment, segment.changes);
+          } catch (err) {
+            if (!(err instanceof CasConflict)) throw err;
+            // Someone else may have finished this very unit (another run through another node).
+            for (const change of changes) if (!(await changeAlreadyDone((await databaseFor(deployment, change.target)).knex, change))) {
+              return { unit, status: 'skipped', reason: `${err.message}; nothing was changed`, changesApplied: 0 };
+            }
+            return { unit, status: 'already-done' };
+          }
+        }
+        for (let i = 0; i < changes.length; i++) {
+          const change = changes[i] as Change;
+          if (segment !== undefined && held !== undefined && i === segment.start) {
+            const result = await applyHeld(unit, segment, held);
+            held = undefined;
+            if (result !== undefined) return { unit, status: 'skipped', reason: result.message, changesApplied: applied };
+            applied += segment.changes.length;
+            i = segment.start + segment.changes.length - 1;
+            continue;
+          }
+          try {
+            await applyOwn(unit, change);
+            applied += 1;
+          } catch (err) {
+            if (!(err instanceof CasConflict)) throw err;
+            const stop = await missed(change, err);
+            if (stop !== undefined) return stop;
+          }
+        }
+      } finally {
+        if (held !== undefined) await held.trx.rollback().catch(() => undefined);
+      }
+      if (applied === 0 && alreadyDone > 0) return { unit, status: 'already-done' };
+      return { unit, status: 'applied' };
+    };
+
+    /**
+     * The unit's held cell changes, written in the held transaction, then
+     * committed. A deadlock victim is re-run from a new guard (its placement
+     * changes are already committed). Returns the conflict that stopped it.
+     */
+    const applyHeld = async (unit: Unit, segment: HeldSegment, first: HeldCell): Promise<CasConflict | undefined> => {
+      let held: HeldCell | undefined = first;
+      for (let attempt = 1; ; attempt += 1) {
         let committing = false;
+        const seqs: number[] = [];
         try {
-          await retryDeadlocks(() =>
-            db.knex.transaction(async (trx) => {
-              committing = false;
-              const rows = await applyChange(trx, db.dialect, change, now);
-              await journal.appendDurably({ type: 'change', seq: thisSeq, unit: unit.id, target: change.target, change, rows });
-              committing = true;
-            }),
-          );
-          journal.append({ type: 'commit', seq: thisSeq });
-          applied += 1;
+          held ??= await openHeldCell(deployment, segment.changes);
+          const now = utcNowString();
+          for (const change of segment.changes) {
+            seq += 1;
+            seqs.push(seq);
+            const rows = await applyChange(held.trx, held.db.dialect, change, now);
+            await journal.appendDurably({ type: 'change', seq, unit: unit.id, target: change.target, change, rows });
+          }
+          committing = true;
+          const trx = held.trx;
+          held = undefined;
+          await trx.commit();
+          for (const s of seqs) journal.append({ type: 'commit', seq: s });
+          return undefined;
         } catch (err) {
-          if (err instanceof CasConflict) return { unit, status: 'skipped', reason: err.message, changesApplied: applied };
+          const db = held?.db ?? first.db;
+          if (held !== undefined) await held.trx.rollback().catch(() => undefined);
+          held = undefined;
+          if (err instanceof CasConflict) return err;
+          if (isDeadlockError(err) && attempt < DEADLOCK_ATTEMPTS) {
+            await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * attempt));
+            continue;
+          }
           throw wrapApplyError(err, db, unit, committing);
         }
       }
-      return { unit, status: 'applied' };
     };
+
     try {
       await runUnits(
         plan.units,
         options.concurrency ?? 1,
         async (unit, index) => {
-          outcomes[index] = await applyUnit(unit);
+          const outcome = await applyUnit(unit);
+          outcomes[index] = outcome;
           done += 1;
-          options.onProgress?.(done, plan.units.length);
+          tally[outcome.status] += 1;
+          options.onProgress?.({ done, total: plan.units.length, applied: tally.applied, alreadyDone: tally['already-done'], skipped: tally.skipped });
         },
         // When units in flight fail together (a server gone), a change whose
         // COMMIT was cut is the one to report: its outcome is unknown.
@@ -105,6 +211,69 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
       journal.close();
     }
     return { journalPath: journal.path, outcomes, refused: plan.refused };
+  }
+}
+
+/**
+ * The cell changes of a unit that come after a write elsewhere (placement):
+ * the first run of consecutive changes in one cell that follows another
+ * database's change. Their rows are locked and checked before the unit's
+ * first write, in a transaction held open until they are written in it
+ * (ownership before placement, issue 13 item 2). A unit without one (only
+ * cell changes, only placement changes, or cell changes first) has no held
+ * transaction; the crash-safety order of the changes is the plan's either way.
+ */
+interface HeldSegment {
+  readonly start: number;
+  readonly changes: ReadonlyArray<Extract<Change, { target: { db: 'cell' } }>>;
+}
+
+interface HeldCell {
+  readonly db: Database;
+  readonly trx: Knex.Transaction;
+}
+
+function heldSegment(changes: readonly Change[]): HeldSegment | undefined {
+  for (let i = 1; i < changes.length; i++) {
+    const c = changes[i] as Change;
+    const prev = changes[i - 1] as Change;
+    if (c.target.db !== 'cell' || (prev.target.db === 'cell' && prev.target.cellUuid === c.target.cellUuid)) continue;
+    const cellUuid = c.target.cellUuid;
+    const run: Array<Extract<Change, { target: { db: 'cell' } }>> = [];
+    for (let j = i; j < changes.length; j++) {
+      const d = changes[j] as Change;
+      if (d.target.db !== 'cell' || d.target.cellUuid !== cellUuid) break;
+      run.push(d as Extract<Change, { target: { db: 'cell' } }>);
+    }
+    return { start: i, changes: run };
+  }
+  return undefined;
+}
+
+/** Open the cell transaction and guard the segment's rows; a deadlock victim is re-run. Throws CasConflict when ownership changed. */
+async function openHeldCell(deployment: Deployment, changes: HeldSegment['changes']): Promise<HeldCell> {
+  const first = changes[0];
+  if (first === undefined) throw new Error('openHeldCell needs a change');
+  const db = await databaseFor(deployment, first.target);
+  for (let attempt = 1; ; attempt += 1) {
+    const trx = await db.knex.transaction();
+    try {
+      await takeCellWriteLock(trx, db.dialect);
+      const seen = new Set<string>();
+      for (const change of changes) await guardCellChange(trx, db.dialect, change, seen);
+      return { db, trx };
+    } catch (err) {
+      await trx.rollback().catch(() => undefined);
+      if (isDeadlockError(err) && attempt < DEADLOCK_ATTEMPTS) {
+        await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * attempt));
+        continue;
+      }
+      if (err instanceof CasConflict) throw err;
+      throw new ReconcileError('connection', `failed locking rows in the ${db.label}: ${describeDriverError(err)}; nothing was changed`, {
+        hint: 'the journal lists what was committed before; re-run the command to finish the plan',
+        cause: err,
+      });
+    }
   }
 }
 

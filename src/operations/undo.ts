@@ -1,13 +1,24 @@
 // Undo an applied run from its journal: changes in reverse order, each in
 // one transaction, every row restored as a compare-and-swap against its
 // after-image. A change whose rows moved since is refused and reported; the
-// rest go on. The undo writes its own journal (before and after swapped), so
-// an undo can itself be undone.
+// rest go on. So is a change a retry can never make succeed (a duplicate
+// key: Nova re-created a provider with that name). The undo writes its own
+// journal (before and after swapped), so an undo can itself be undone.
+//
+// A dry run (the default without --apply) simulates the undo in order: every
+// change is restored in a savepoint of one transaction per database, which
+// is rolled back at the end, so each change is checked against the state the
+// previous restores leave (a rebalance re-homes a node and then retires its
+// duplicate: undoing them one by one against the unchanged database would
+// trip the unique key of compute_nodes).
+import type { Knex } from 'knex';
 import type { Deployment } from '../db/deployment.js';
-import { describeDriverError } from '../db/driver-errors.js';
+import type { Database } from '../db/connect.js';
+import { describeDriverError, isConstraintError } from '../db/driver-errors.js';
 import { restoreRows, type RestoreOutcome } from '../db/restore-rows.js';
-import { CasConflict } from '../db/row-images.js';
+import { CasConflict, type Row, type RowImage } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
+import { describeTarget } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
 import { databaseFor, deploymentIdentity } from './apply-plan.js';
 import { defaultJournalPath, openJournal, readJournal, type JournalChange, type JournalWriter } from './journal.js';
@@ -28,11 +39,10 @@ export type UndoItem =
 export interface UndoResult {
   readonly journal: string;
   readonly command: string;
+  readonly dryRun: boolean;
   readonly items: readonly UndoItem[];
   readonly undoJournalPath: string | undefined;
 }
-
-class DryRunRollback extends Error {}
 
 /** Read a journal and check it belongs to this deployment; refused with one line otherwise. */
 export async function readJournalFor(deployment: Deployment, path: string, allowTruncatedTail: boolean): Promise<ReturnType<typeof readJournal>> {
@@ -50,40 +60,58 @@ export async function undoJournal(deployment: Deployment, path: string, options:
   const journal = await readJournalFor(deployment, path, options.allowTruncatedTail === true);
   const here = await deploymentIdentity(deployment);
   const items: UndoItem[] = [];
+  const changes = [...journal.changes].sort((a, b) => b.seq - a.seq);
+  const earlier = earlierImages(journal.changes);
   let writer: JournalWriter | undefined;
+  // Dry run: one transaction per database, rolled back at the end.
+  const simulations = new Map<string, { db: Database; trx: Knex.Transaction }>();
   try {
-    const changes = [...journal.changes].sort((a, b) => b.seq - a.seq);
     for (const entry of changes) {
       const db = await databaseFor(deployment, entry.target);
+      const previous = (img: RowImage): ReadonlyArray<Row | null> => earlier(entry, img);
       try {
-        const box: { outcome: RestoreOutcome } = { outcome: 'already-restored' };
-        await db.knex
-          .transaction(async (trx) => {
-            box.outcome = await restoreRows(trx, db.dialect, entry.rows);
-            if (options.dryRun) throw new DryRunRollback();
+        let outcome: RestoreOutcome;
+        if (options.dryRun) {
+          const key = describeTarget(entry.target);
+          let sim = simulations.get(key);
+          if (sim === undefined) {
+            sim = { db, trx: await db.knex.transaction() };
+            simulations.set(key, sim);
+          }
+          // A savepoint: a refused change leaves the simulation as it was.
+          outcome = await sim.trx.transaction((sp) => restoreRows(sp, db.dialect, entry.rows, previous));
+        } else {
+          const box: { outcome: RestoreOutcome } = { outcome: 'already-restored' };
+          await db.knex.transaction(async (trx) => {
+            box.outcome = await restoreRows(trx, db.dialect, entry.rows, previous);
             if (box.outcome === 'restored') {
               writer ??= openUndoJournal(options, journal.header.command, here);
               writer.append({ ...entry, type: 'change', seq: items.length + 1, rows: swapped(entry) });
             }
-          })
-          .catch((err: unknown) => {
-            if (!(err instanceof DryRunRollback)) throw err;
           });
-        const outcome = box.outcome;
-        if (!options.dryRun && outcome === 'restored') writer?.append({ type: 'commit', seq: items.length + 1 });
+          outcome = box.outcome;
+          if (outcome === 'restored') writer?.append({ type: 'commit', seq: items.length + 1 });
+        }
         items.push({ seq: entry.seq, unit: entry.unit, status: options.dryRun && outcome === 'restored' ? 'would-restore' : outcome });
       } catch (err) {
-        if (!(err instanceof CasConflict)) {
-          if (err instanceof ReconcileError) throw err;
-          throw new ReconcileError('connection', `undo failed writing to the ${db.label}: ${describeDriverError(err)}`, { cause: err });
+        if (err instanceof CasConflict) {
+          items.push({ seq: entry.seq, unit: entry.unit, status: 'refused', reason: err.message });
+          continue;
         }
-        items.push({ seq: entry.seq, unit: entry.unit, status: 'refused', reason: err.message });
+        if (isConstraintError(err)) {
+          // No retry can fix it: the row's key is taken (or its parent gone) since the run.
+          items.push({ seq: entry.seq, unit: entry.unit, status: 'refused', reason: `the ${db.label} refuses the restored rows: ${describeDriverError(err)} (taken or removed since the journaled run; restore it by hand if it is still wanted)` });
+          continue;
+        }
+        if (err instanceof ReconcileError) throw err;
+        throw new ReconcileError('connection', `undo failed ${options.dryRun ? 'reading' : 'writing to'} the ${db.label}: ${describeDriverError(err)}`, { cause: err });
       }
     }
   } finally {
     writer?.close();
+    for (const { trx } of simulations.values()) await trx.rollback().catch(() => undefined);
   }
-  return { journal: path, command: journal.header.command, items, undoJournalPath: writer?.path };
+  return { journal: path, command: journal.header.command, dryRun: options.dryRun, items, undoJournalPath: writer?.path };
 
   function openUndoJournal(opts: UndoOptions, command: string, identity: Awaited<ReturnType<typeof deploymentIdentity>>): JournalWriter {
     const p = opts.undoJournalPath ?? defaultJournalPath(opts.journalDir, `undo ${command}`, new Date());
@@ -91,6 +119,21 @@ export async function undoJournal(deployment: Deployment, path: string, options:
     opts.onJournal?.(w.path);
     return w;
   }
+}
+
+/** For a change and one of its rows: the before-images of that row in the journal's earlier changes. */
+function earlierImages(changes: readonly JournalChange[]): (entry: JournalChange, img: RowImage) => ReadonlyArray<Row | null> {
+  const byRow = new Map<string, Array<{ seq: number; before: Row | null }>>();
+  const rowKey = (entry: JournalChange, img: RowImage): string => `${describeTarget(entry.target)}|${img.table}|${JSON.stringify(img.key)}`;
+  for (const entry of changes) {
+    for (const img of entry.rows) {
+      const k = rowKey(entry, img);
+      const list = byRow.get(k);
+      if (list === undefined) byRow.set(k, [{ seq: entry.seq, before: img.before }]);
+      else list.push({ seq: entry.seq, before: img.before });
+    }
+  }
+  return (entry, img) => (byRow.get(rowKey(entry, img)) ?? []).filter((x) => x.seq < entry.seq).map((x) => x.before);
 }
 
 function swapped(entry: JournalChange): JournalChange['rows'] {

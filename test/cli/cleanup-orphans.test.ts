@@ -99,12 +99,12 @@ describeEachDialect('compute_node cleanup_orphans', (dialect) => {
     expect(refusedCut.stderr).toMatch(/truncated .*--allow-truncated/);
     expect(await snapshotAll(d)).not.toEqual(before);
 
-    const undo = await runBin([...d.args, 'undo', cut, '--allow-truncated', '--journal', join(d.dir, 'undo.jsonl')]);
+    const undo = await runBin([...d.args, 'undo', cut, '--apply', '--allow-truncated', '--journal', join(d.dir, 'undo.jsonl')]);
     expect(undo.stderr).not.toContain('error');
     expect(undo.code).toBe(4);
     expect(await snapshotAll(d)).toEqual(before);
-    const undoAgain = await runBin([...d.args, 'undo', journal]);
-    expect(undoAgain.code).toBe(0);
+    const undoAgain = await runBin([...d.args, 'undo', journal, '--apply']);
+    expect(undoAgain.code, undoAgain.stdout + undoAgain.stderr).toBe(0);
   });
 
   it('refuses an orphan that still has a live instance, and changes nothing', async () => {

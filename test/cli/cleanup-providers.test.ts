@@ -81,7 +81,7 @@ describeEachDialect('placement cleanup_providers', (dialect) => {
 
     expect((await runBin([...d.args, 'placement', 'cleanup_providers', '--apply'])).code).toBe(0);
 
-    const undo = await runBin([...d.args, 'undo', journal, '--journal', join(d.dir, 'undo.jsonl')]);
+    const undo = await runBin([...d.args, 'undo', journal, '--apply', '--journal', join(d.dir, 'undo.jsonl')]);
     expect(undo.code).toBe(4);
     expect(await dump(p)).toEqual(before);
   });

@@ -94,7 +94,7 @@ describeMysql('two mutating runs at once [mariadb]', () => {
     expect(apply.code, apply.stderr).toBe(4);
     const ua = join(d.dir, 'ua.jsonl');
     const ub = join(d.dir, 'ub.jsonl');
-    const [a, b] = await Promise.all([runBin([...d.args, 'undo', applied, '--journal', ua]), runBin([...d.args, 'undo', applied, '--journal', ub])]);
+    const [a, b] = await Promise.all([runBin([...d.args, 'undo', applied, '--apply', '--journal', ua]), runBin([...d.args, 'undo', applied, '--apply', '--journal', ub])]);
     expectAllowedPair(a, b);
     const union = [...journalChanges(ua), ...journalChanges(ub)];
     expect(union).toHaveLength(journalChanges(applied).length);

@@ -88,7 +88,7 @@ describeEachDialect('db ironic_compute_node_move', (dialect) => {
     // Placement is not touched: the provider uuid is the node uuid.
     expect(Number(((await d.knex('placement')('resource_providers').where('uuid', N).first()) as { generation: number }).generation)).toBe(4);
 
-    const undo = await runBin([...d.args, 'undo', journal, '--journal', join(d.dir, 'undo.jsonl')]);
+    const undo = await runBin([...d.args, 'undo', journal, '--apply', '--journal', join(d.dir, 'undo.jsonl')]);
     expect(undo.code, undo.stdout + undo.stderr).toBe(4);
     expect(await cellDump(cell)).toEqual(before);
   });

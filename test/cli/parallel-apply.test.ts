@@ -72,13 +72,13 @@ describeMysql('parallel apply of rebalance', () => {
     expect(serial.code, serial.stderr).toBe(4);
     const serialJournal = journalOf(serial.stderr);
     expect(interleavings(serialJournal)).toBe(0);
-    const serialUndo = await runBin([...d.args, 'undo', /^journal: (.+)$/m.exec(serial.stderr)?.[1] ?? '']);
+    const serialUndo = await runBin([...d.args, 'undo', /^journal: (.+)$/m.exec(serial.stderr)?.[1] ?? '', '--apply']);
     expect(serialUndo.code, serialUndo.stderr).toBe(4);
     expect(await checksumMysqlDatabases(names)).toEqual(before);
 
     // The default (apply_concurrency 4).
     const parallel = await runBin([...d.args, 'compute_node', 'rebalance', '--apply']);
-    expect(parallel.code, parallel.stderr).toBe(4);
+    expect(parallel.code, parallel.stdout.split("\n").filter((l) => /SKIPPED|refused:/.test(l)).slice(0, 5).join("\n") + parallel.stderr).toBe(4);
     const journal = journalOf(parallel.stderr);
     expect(interleavings(journal)).toBeGreaterThan(0);
     const changes = journal.filter((l) => l.type === 'change');
@@ -98,7 +98,7 @@ describeMysql('parallel apply of rebalance', () => {
     expect(audit.code, audit.stdout).toBe(0);
     expect((await runBin([...d.args, 'compute_node', 'rebalance'])).code).toBe(0);
 
-    const undo = await runBin([...d.args, 'undo', /^journal: (.+)$/m.exec(parallel.stderr)?.[1] ?? '']);
+    const undo = await runBin([...d.args, 'undo', /^journal: (.+)$/m.exec(parallel.stderr)?.[1] ?? '', '--apply']);
     expect(undo.code, undo.stderr).toBe(4);
     expect(await checksumMysqlDatabases(names)).toEqual(before);
   }, 180_000);

@@ -62,6 +62,7 @@ async function addOrphans(d: TestDeployment): Promise<Rps> {
   return { uuid: (host) => rp(host).uuid };
 }
 
+const keptOnStale = `Allocations for consumer UUID ${ON_STALE} on Resource Provider ${STALE_RP} are kept, not deleted: provider ${STALE_RP} (gone.sandbox.example.org) is not a compute-node provider (no COMPUTE_NODE trait, no compute node has its uuid): {'DISK_GB': 10}`;
 const related = (c: string): string => `Allocations were set against consumer UUID ${c} but no existing instances or active migrations are related. `;
 const canDelete = (c: string, rp: string, dict: string): string => `Allocations for consumer UUID ${c} on Resource Provider ${rp} can be deleted: ${dict}`;
 const deleted = (c: string, rp: string, dict: string): string => `Deleted allocations for consumer UUID ${c} on Resource Provider ${rp}: ${dict}`;
@@ -78,8 +79,8 @@ function expectedLines(rps: Rps, line: typeof canDelete, allClasses: boolean, pr
     line(LIBVIRT_SERVER.uuid, rps.uuid('compute-5'), "{'VCPU': 2}"),
     ...(allClasses ? [related(BAREMETAL), line(BAREMETAL, IRONIC_NODE, "{'CUSTOM_BAREMETAL': 1}")] : []),
     `The compute node for UUID ${STALE_RP} can not be found`,
-    related(ON_STALE),
-    line(ON_STALE, STALE_RP, "{'DISK_GB': 10}"),
+    // nova-manage deletes it; nova-reconcile keeps it (issue 13 item 1).
+    keptOnStale,
     processed,
   ];
 }
@@ -111,7 +112,7 @@ describeEachDialect('placement audit', (dialect) => {
     const r = await runBin([...d.args, 'placement', 'audit', '--verbose']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(3);
-    expect(lines(r.stdout)).toEqual(expectedLines(rps, canDelete, false, 'Processed 5 allocations.'));
+    expect(lines(r.stdout)).toEqual(expectedLines(rps, canDelete, false, 'Processed 4 allocations.'));
     // argparse-style prefixes work as in nova-manage.
     expect(await runBin([...d.args, 'placement', 'audit', '--verb'])).toMatchObject({ code: 3, stdout: r.stdout });
     expect(await runBin([...d.args, 'placement', 'audit'])).toMatchObject({ code: 3, stdout: '', stderr: '' });
@@ -122,7 +123,7 @@ describeEachDialect('placement audit', (dialect) => {
     const rps = await addOrphans(d);
     const r = await runBin([...d.args, 'placement', 'audit', '--verbose', '--all-resource-classes']);
     expect(r.code).toBe(3);
-    expect(lines(r.stdout)).toEqual(expectedLines(rps, canDelete, true, 'Processed 6 allocations.'));
+    expect(lines(r.stdout)).toEqual(expectedLines(rps, canDelete, true, 'Processed 5 allocations.'));
     const one = await runBin([...d.args, 'placement', 'audit', '--verbose', '--resource_provider', IRONIC_NODE]);
     expect(one).toMatchObject({ code: 0, stdout: '' });
     const oneAll = await runBin([...d.args, 'placement', 'audit', '--verbose', '--resource_provider', IRONIC_NODE, '--all-resource-classes']);
@@ -156,13 +157,13 @@ describeEachDialect('placement audit', (dialect) => {
     const r = await runBin([...d.args, 'placement', 'audit', '--delete', '--verbose', '--journal', journal]);
     expect(r.code).toBe(4);
     expect(r.stderr).toBe(`journal: ${journal}\n`);
-    expect(lines(r.stdout)).toEqual(expectedLines(rps, deleted, false, 'Processed 5 allocations.'));
+    expect(lines(r.stdout)).toEqual(expectedLines(rps, deleted, false, 'Processed 4 allocations.'));
 
     const consumers = ((await p('consumers').select('uuid').orderBy('uuid')) as Array<{ uuid: string }>).map((c) => c.uuid);
     // MULTI lost its share on compute-2, then its last one on compute-4: its row went with it.
-    expect(consumers).toEqual([LIBVIRT_SERVER.uuid, BAREMETAL].sort());
+    expect(consumers).toEqual([LIBVIRT_SERVER.uuid, BAREMETAL, ON_STALE].sort());
     const allocs = (await p('allocations').select('consumer_id')) as Array<{ consumer_id: string }>;
-    expect(allocs.map((a) => a.consumer_id).sort()).toEqual([BAREMETAL, ...Array<string>(3).fill(LIBVIRT_SERVER.uuid)].sort());
+    expect(allocs.map((a) => a.consumer_id).sort()).toEqual([BAREMETAL, ON_STALE, ...Array<string>(3).fill(LIBVIRT_SERVER.uuid)].sort());
     // web-1 kept its allocations on compute-1; as a PUT of the rest would, its generation and compute-1's went up by one.
     const web1 = (await p('consumers').where('uuid', LIBVIRT_SERVER.uuid).first()) as { generation: number };
     expect(Number(web1.generation)).toBe(Number(web1Before.generation) + 1);
@@ -171,14 +172,14 @@ describeEachDialect('placement audit', (dialect) => {
 
     const entries = readFileSync(journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; command?: string });
     expect(entries[0]).toMatchObject({ type: 'header', command: 'placement audit' });
-    expect(entries.filter((e) => e.type === 'change')).toHaveLength(5);
-    expect(entries.filter((e) => e.type === 'commit')).toHaveLength(5);
+    expect(entries.filter((e) => e.type === 'change')).toHaveLength(4);
+    expect(entries.filter((e) => e.type === 'commit')).toHaveLength(4);
 
-    // The stale provider is still there (cleanup_providers removes it), empty now.
+    // The provider of no compute node is still there, its allocation kept.
     const again = await runBin([...d.args, 'placement', 'audit', '--delete', '--verbose']);
-    expect(again).toMatchObject({ code: 0, stdout: `The compute node for UUID ${STALE_RP} can not be found\n`, stderr: '' });
+    expect(again).toMatchObject({ code: 0, stdout: `The compute node for UUID ${STALE_RP} can not be found\n${keptOnStale}\n`, stderr: '' });
 
-    const undo = await runBin([...d.args, 'undo', journal, '--journal', join(d.dir, 'undo.jsonl')]);
+    const undo = await runBin([...d.args, 'undo', journal, '--apply', '--journal', join(d.dir, 'undo.jsonl')]);
     expect(undo.stderr).not.toContain('error');
     expect(undo.code).toBe(4);
     expect(await dump(p, PLACEMENT_TABLES)).toEqual(before);
@@ -193,7 +194,7 @@ describeEachDialect('placement audit', (dialect) => {
     expect(journal?.startsWith(join(d.dir, 'journal', 'placement-audit-'))).toBe(true);
     expect(existsSync(journal ?? '')).toBe(true);
     const doc = JSON.parse(r.stdout) as { changed: boolean; processed: number; journal: string; orphans: Array<{ consumer_uuid: string; status: string; scope: string; resources: object }> };
-    expect(doc).toMatchObject({ changed: true, processed: 6, journal, exit_code: 4 });
+    expect(doc).toMatchObject({ changed: true, processed: 5, journal, exit_code: 4 });
     expect(doc.orphans.every((o) => o.status === 'deleted')).toBe(true);
     expect(doc.orphans.find((o) => o.consumer_uuid === BAREMETAL)).toMatchObject({ scope: 'all', resources: { CUSTOM_BAREMETAL: 1 } });
     expect(await d.knex('placement')('consumers').where('uuid', BAREMETAL)).toEqual([]);

@@ -97,7 +97,7 @@ describeEachDialect('compute_node rebalance', (dialect) => {
       expect(lines.filter((l) => l.includes('"type":"commit"'))).toHaveLength(2);
       await rerunIsClean(d);
 
-      const undo = await runBin([...d.args, 'undo', journal, '--journal', join(d.dir, 'undo.jsonl')]);
+      const undo = await runBin([...d.args, 'undo', journal, '--apply', '--journal', join(d.dir, 'undo.jsonl')]);
       expect(undo.code, undo.stdout + undo.stderr).toBe(4);
       expect(await snapshotAll(d)).toEqual(before);
     });

@@ -132,10 +132,10 @@ describeMysql('secrets: the marker password never leaks', () => {
     const rebalance = await run(['compute_node', 'rebalance', '--apply']);
     expect([0, 4]).toContain(rebalance.code);
     expectNoMarker(rebalance, 'rebalance --apply');
-    const undo = await run(['undo', journalA]);
+    const undo = await run(['undo', journalA, '--apply']);
     expect(undo.code, undo.stdout + undo.stderr).toBe(4);
     expectNoMarker(undo, 'undo');
-    const undoJson = await run(['undo', journalA, '--format', 'json']);
+    const undoJson = await run(['undo', journalA, '--apply', '--format', 'json']);
     expectNoMarker(undoJson, 'undo again --format json');
     const delHost = await run(['cell_v2', 'delete_host', '--cell_uuid', d.dbs.cellUuids.cell1, '--host', 'compute-3']);
     expectNoMarker(delHost, 'delete_host');

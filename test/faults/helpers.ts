@@ -314,7 +314,7 @@ export async function killCampaign(
     // Undo everything, newest journal first: what was generated comes back.
     for (const j of [...journals].reverse()) {
       if (!existsSync(j)) continue;
-      const u = await runQuiet([...t.d.args, 'undo', j, '--allow-truncated', '--journal', `${j}.undo`]);
+      const u = await runQuiet([...t.d.args, 'undo', j, '--apply', '--allow-truncated', '--journal', `${j}.undo`]);
       if (u.code !== 0 && u.code !== 4) stats.violations.push(`round ${round}: undo ${j} exited ${u.code}: ${u.out.trim()}`);
       else stats.undone++;
     }

@@ -113,11 +113,18 @@ function orphanNames(report: PlacementAuditReport): Array<[string, string]> {
   return orphansOf(report).map(({ provider: p, orphan }) => [names.get(p.uuid) ?? p.uuid, names.get(orphan.consumerUuid) ?? orphan.consumerUuid]);
 }
 
+function keptNames(report: PlacementAuditReport): Array<[string, string]> {
+  const names = new Map([...UUIDS].map(([name, uuid]) => [uuid, name]));
+  if (report.kind !== 'audited') return [];
+  return report.providers.flatMap((p) => p.kept.map((k): [string, string] => [names.get(p.uuid) ?? p.uuid, names.get(k.consumerUuid) ?? k.consumerUuid]));
+}
+
 const cn1 = node('cn1', 'compute-1');
 const rp1 = provider(1, 'cn1');
 
 describe('the orphan definition (nova-manage placement audit, §3.1)', () => {
-  const cases: Array<{ name: string; world: () => World; options?: PlacementAuditOptions; orphans: Array<[string, string]> }> = [
+  // `kept`: what nova calls orphaned and nova-reconcile never deletes (issue 13 item 1).
+  const cases: Array<{ name: string; world: () => World; options?: PlacementAuditOptions; orphans: Array<[string, string]>; kept?: Array<[string, string]> }> = [
     {
       name: 'a live instance on the node (same host and node) is kept; a deleted one is orphaned',
       world: () => ({
@@ -146,7 +153,9 @@ describe('the orphan definition (nova-manage placement audit, §3.1)', () => {
         providers: [rp1],
         allocations: [alloc(1, 'vm-other-node', 'VCPU', 2)],
       }),
-      orphans: [['cn1', 'vm-other-node']],
+      // Kept: they are the live instance's last allocations.
+      orphans: [],
+      kept: [['cn1', 'vm-other-node']],
     },
     {
       name: 'an instance of the same host and node in another cell does not count',
@@ -156,7 +165,8 @@ describe('the orphan definition (nova-manage placement audit, §3.1)', () => {
         providers: [rp1],
         allocations: [alloc(1, 'vm-cell2', 'VCPU', 2)],
       }),
-      orphans: [['cn1', 'vm-cell2']],
+      orphans: [],
+      kept: [['cn1', 'vm-cell2']],
     },
     {
       name: 'custom-class-only allocations are never reported by default (every ironic allocation)',
@@ -202,7 +212,8 @@ describe('the orphan definition (nova-manage placement audit, §3.1)', () => {
         providers: [provider(7, 'cn-deleted')],
         allocations: [alloc(7, 'vm-on-deleted', 'VCPU', 1), alloc(7, 'bm', 'CUSTOM_BAREMETAL', 1)],
       }),
-      orphans: [['cn-deleted', 'vm-on-deleted']],
+      orphans: [],
+      kept: [['cn-deleted', 'vm-on-deleted']],
     },
     {
       name: 'a sharing provider (root is itself, not a compute node) has its DISK_GB allocations orphaned',
@@ -212,17 +223,39 @@ describe('the orphan definition (nova-manage placement audit, §3.1)', () => {
         providers: [rp1, provider(2, 'shared-disk', { traits: ['MISC_SHARES_VIA_AGGREGATE'] })],
         allocations: [alloc(1, 'vm-live', 'VCPU', 1), alloc(2, 'vm-live', 'DISK_GB', 20)],
       }),
-      orphans: [['shared-disk', 'vm-live']],
+      orphans: [],
+      kept: [['shared-disk', 'vm-live']],
     },
     {
       name: "a child provider is judged by its root's compute node",
       world: () => ({
         nodes: [cn1],
         instances: [instance('vm-live', 'compute-1', 'cn1.example.org')],
-        providers: [rp1, provider(2, 'cn1-gpu', { rootId: 1, parentId: 1 })],
-        allocations: [alloc(2, 'vm-live', 'VGPU', 1), alloc(2, 'vm-gone', 'VGPU', 1)],
+        // Nova names a vGPU provider <node name>_<PCI address>.
+        providers: [rp1, provider(2, 'cn1_pci_0000_81_00_0', { rootId: 1, parentId: 1, traits: [] })],
+        allocations: [alloc(1, 'vm-live', 'VCPU', 1), alloc(2, 'vm-live', 'VGPU', 1), alloc(2, 'vm-gone', 'VGPU', 1)],
       }),
-      orphans: [['cn1-gpu', 'vm-gone']],
+      orphans: [['cn1_pci_0000_81_00_0', 'vm-gone']],
+    },
+    {
+      name: 'a child provider Nova did not create (a neutron agent) is never deleted from: kept',
+      world: () => ({
+        nodes: [cn1],
+        providers: [rp1, provider(2, 'cn1:Open vSwitch agent', { rootId: 1, parentId: 1, traits: [] })],
+        allocations: [alloc(2, 'port-gone', 'NET_BW_EGR_KILOBIT_PER_SEC', 1000)],
+      }),
+      orphans: [],
+      kept: [['cn1:Open vSwitch agent', 'port-gone']],
+    },
+    {
+      name: 'a live instance elsewhere keeps allocations on its own node: this stale share is deleted',
+      world: () => ({
+        nodes: [cn1, node('cn2', 'compute-2')],
+        instances: [instance('vm-moved', 'compute-2', 'cn2.example.org')],
+        providers: [rp1, provider(2, 'cn2')],
+        allocations: [alloc(1, 'vm-moved', 'VCPU', 1), alloc(2, 'vm-moved', 'VCPU', 1)],
+      }),
+      orphans: [['cn1', 'vm-moved']],
     },
     {
       name: 'in-progress migrations of the node (source or destination) are kept; final or elsewhere are not',
@@ -276,8 +309,10 @@ describe('the orphan definition (nova-manage placement audit, §3.1)', () => {
     },
   ];
 
-  it.each(cases)('$name', ({ world, options, orphans }) => {
-    expect(orphanNames(auditPlacementAllocations(snapshot(world()), options ?? DEFAULT))).toEqual(orphans);
+  it.each(cases)('$name', ({ world, options, orphans, kept }) => {
+    const report = auditPlacementAllocations(snapshot(world()), options ?? DEFAULT);
+    expect(orphanNames(report)).toEqual(orphans);
+    expect(keptNames(report)).toEqual(kept ?? []);
   });
 
   it("lists a consumer's classes in class-id order, whatever order the rows were written in", () => {

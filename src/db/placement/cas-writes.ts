@@ -2,7 +2,8 @@
 // rules (nova-behaviour §8.2): a provider is deleted only without
 // allocations and children, together with its inventories, trait links and
 // aggregate links; allocation writes bump the consumer's generation and the
-// generation of every provider left in its allocation set; a consumer with no
+// generation of every provider left in its allocation set (and, beyond
+// Placement, of the provider that lost them); a consumer with no
 // allocations left is deleted. Each function runs in the caller's
 // transaction and returns row images for the journal.
 import type { Knex } from 'knex';
@@ -68,6 +69,11 @@ export async function removeProviderAllocations(trx: Knex.Transaction, dialect: 
       mine.map((r) => Number(r['id'])),
     );
 
+  // The provider that lost the allocations is bumped too (issue 13 item 6).
+  // Placement itself leaves it alone (nova-behaviour §8.2), but a nova cache
+  // that compares the generation then sees that its allocations changed.
+  images.push(await bumpProviderGeneration(trx, dialect, expect.providerId, now));
+
   const rest = (await trx('allocations').select('*').where('consumer_id', expect.consumerUuid)).map(normaliseRow);
   const consumerId = Number(consumer['id']);
   if (rest.length === 0) {
@@ -81,7 +87,7 @@ export async function removeProviderAllocations(trx: Knex.Transaction, dialect: 
   if (bumped !== 1) throw new CasConflict(`consumer ${expect.consumerUuid} changed while its allocations were rewritten`);
   images.push({ table: 'consumers', key: { id: consumerId }, before: consumer, after: { ...consumer, generation: expect.consumerGeneration + 1, updated_at: now } });
   // A PUT of the remaining allocations bumps every provider in the new set.
-  const providerIds = [...new Set(rest.map((r) => Number(r['resource_provider_id'])))].sort((a, b) => a - b);
+  const providerIds = [...new Set(rest.map((r) => Number(r['resource_provider_id'])))].filter((id) => id !== expect.providerId).sort((a, b) => a - b);
   for (const id of providerIds) images.push(await bumpProviderGeneration(trx, dialect, id, now));
   return images;
 }
@@ -104,7 +110,22 @@ export async function rekeyProvider(trx: Knex.Transaction, dialect: Dialect, exp
     .update({ uuid: expect.toUuid, generation: expect.generation + 1, updated_at: now })
     .where({ id: expect.providerId, uuid: expect.fromUuid, generation: expect.generation });
   if (n !== 1) throw new CasConflict(`resource provider ${expect.fromUuid} changed while being re-keyed`);
-  return [{ table: 'resource_providers', key: { id: expect.providerId }, before: rp, after }];
+  const images: RowImage[] = [{ table: 'resource_providers', key: { id: expect.providerId }, before: rp, after }];
+  // Every consumer whose allocations now name another provider uuid gets its
+  // generation bumped, as any Placement write of its allocations does (issue
+  // 13 item 6): a client holding the old generation must re-read. The set is
+  // the planned one: a change of it would have bumped the provider's
+  // generation, which was compared above.
+  const consumers = [...new Set((await trx('allocations').select('consumer_id').where('resource_provider_id', expect.providerId)).map((r: { consumer_id: string }) => r.consumer_id))].sort();
+  for (const uuid of consumers) {
+    const [c] = await selectForUpdate(trx, dialect, 'consumers', { uuid });
+    if (c === undefined) continue; // allocations without a consumer row: nothing to bump (the API does not show them)
+    const generation = Number(c['generation']);
+    const bumped = await trx('consumers').update({ generation: generation + 1, updated_at: now }).where({ id: Number(c['id']), generation });
+    if (bumped !== 1) throw new CasConflict(`consumer ${uuid} changed while provider ${expect.fromUuid} was re-keyed`);
+    images.push({ table: 'consumers', key: { id: Number(c['id']) }, before: c, after: { ...c, generation: generation + 1, updated_at: now } });
+  }
+  return images;
 }
 
 async function bumpProviderGeneration(trx: Knex.Transaction, dialect: Dialect, providerId: number, now: string): Promise<RowImage> {

@@ -1,0 +1,82 @@
+// Issue 13 item 5, on MariaDB through the built binary: undo changes nothing
+// without --apply and then simulates the restore in order (a rebalance
+// journal's changes depend on each other through compute_nodes' unique key);
+// a change whose restore a retry can never make succeed (Nova re-created a
+// provider with the same name) is a listed refusal, exit 5, not exit 2.
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { runBin } from '../helpers/cli.js';
+import { describeMysql } from '../helpers/mysql.js';
+import { snapshotDeployment } from '../helpers/db-checksum.js';
+import { createTestDeployment, type TestDeployment } from '../helpers/test-deployment.js';
+import { LIBVIRT_HOSTS, libvirtHypervisorHostname } from '../../src/sandbox/scenarios/libvirt.js';
+
+async function databases(d: TestDeployment): Promise<Record<string, string>> {
+  return Object.fromEntries(Object.entries(await snapshotDeployment(d)).filter(([k]) => !k.startsWith('files of ')));
+}
+
+describeMysql('undo [mariadb]', () => {
+  let d: TestDeployment;
+  afterEach(async () => {
+    await d.cleanup();
+  });
+
+  it('a rebalance journal: without --apply (or with --dry-run) the restore is simulated in order, exit 3, nothing changes; --apply restores it', async () => {
+    d = await createTestDeployment('mysql', 'ironic-failover', 'ud');
+    const original = await databases(d);
+    const journal = join(d.dir, 'rebalance.jsonl');
+    const applied = await runBin([...d.args, 'compute_node', 'rebalance', '--apply', '--journal', journal]);
+    expect(applied.code, applied.stderr).toBe(4);
+    const after = await databases(d);
+
+    for (const extra of [[], ['--dry-run']]) {
+      const dry = await runBin([...d.args, 'undo', journal, ...extra]);
+      expect(dry.code, dry.stdout + dry.stderr).toBe(3);
+      expect(dry.stdout).toContain('2 change(s) would be restored, 0 already restored, 0 would be refused.');
+      expect(dry.stdout).toContain('Nothing was changed. Re-run with --apply to restore.');
+      expect(dry.stderr).not.toContain('journal:');
+      expect(await databases(d)).toEqual(after);
+    }
+
+    const undo = await runBin([...d.args, 'undo', journal, '--apply', '--journal', join(d.dir, 'undo.jsonl')]);
+    expect(undo.code, undo.stdout + undo.stderr).toBe(4);
+    expect(undo.stdout).toContain('2 change(s) restored');
+    expect(await databases(d)).toEqual(original);
+    const again = await runBin([...d.args, 'undo', journal]);
+    expect(again.code, again.stdout).toBe(0);
+  }, 60_000);
+
+  it('nova re-created a provider with the deleted one\'s name: that change is refused and listed (exit 5), the rest is restored', async () => {
+    d = await createTestDeployment('mysql', 'libvirt', 'ud');
+    const cell = d.knex('cell1');
+    await cell('services').update({ deleted: cell.raw('id'), deleted_at: '2026-01-01 00:00:00' }).where('host', 'compute-3');
+    const journal = join(d.dir, 'orphans.jsonl');
+    const applied = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--journal', journal]);
+    expect(applied.code, applied.stderr).toBe(4);
+    // nova-compute came back under a new node uuid and created its provider, with the same name.
+    const placement = d.knex('placement');
+    const [id] = await placement('resource_providers').insert({ uuid: randomUUID(), name: libvirtHypervisorHostname('compute-3'), generation: 0, created_at: '2026-06-01 00:00:00' });
+    await placement('resource_providers').update({ root_provider_id: id }).where('id', id);
+    const before = await databases(d);
+
+    const dry = await runBin([...d.args, 'undo', journal]);
+    expect(dry.code, dry.stdout + dry.stderr).toBe(5);
+    expect(dry.stdout).toMatch(/1 change\(s\) would be restored, 0 already restored, 1 would be refused\./);
+    expect(dry.stdout).toMatch(/refused: change 1 \(orphan-node:[^)]+\): the placement database .* refuses the restored rows: .*Duplicate entry/);
+    expect(await databases(d)).toEqual(before);
+
+    const undo = await runBin([...d.args, 'undo', journal, '--apply', '--format', 'json']);
+    expect(undo.code, undo.stdout + undo.stderr).toBe(5);
+    const doc = JSON.parse(undo.stdout) as { items: Array<{ seq: number; status: string; reason?: string }> };
+    expect(doc.items.map((i) => [i.seq, i.status])).toEqual([
+      [2, 'restored'],
+      [1, 'refused'],
+    ]);
+    expect(doc.items[1]?.reason).toContain('Duplicate entry');
+    // The compute node is back; the new provider is untouched.
+    const node = (await cell('compute_nodes').where('uuid', LIBVIRT_HOSTS[2]?.nodeUuid ?? '').first()) as { deleted: number };
+    expect(Number(node.deleted)).toBe(0);
+    expect(await placement('resource_providers').where('name', libvirtHypervisorHostname('compute-3')).select('id')).toEqual([{ id }]);
+  }, 60_000);
+});
