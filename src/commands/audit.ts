@@ -1,6 +1,7 @@
 // audit: the read-only report of every inconsistency; exit 0 clean, 3 findings.
 import { RECONCILE_EXIT } from '../cli/exit-codes.js';
 import { findingsJson, renderFindingsTable } from '../cli/render-findings.js';
+import { findingsWithConfigArguments } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandContext, type CommandOptions, type CommandSpec } from '../cli/spec.js';
 import { FINDING_KINDS } from '../domain/audit.js';
 import { isUuid } from '../domain/ironic-nodes.js';
@@ -48,8 +49,9 @@ export const auditCommand: CommandSpec = {
         ...(progress === undefined ? {} : { progress }),
       }),
     );
-    if (o['format'] === 'json') printJson(ctx, findingsJson(result.findings, result.cells));
-    else ctx.stdout.write(renderFindingsTable(result.findings, result.cells) + '\n');
+    const findings = findingsWithConfigArguments(result.findings, ctx.configSources);
+    if (o['format'] === 'json') printJson(ctx, findingsJson(findings, result.cells));
+    else ctx.stdout.write(renderFindingsTable(findings, result.cells) + '\n');
     return result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
   },
 };
