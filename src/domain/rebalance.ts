@@ -585,7 +585,7 @@ function planCell(np: NodePlan): Step {
       return {
         ok: false,
         reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid} can take it over`,
-        suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members',
+        suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members; if Ironic no longer lists the node: nova-reconcile compute_node cleanup_orphans --ironic-nodes FILE',
       };
     dest = ring.services.get(owner);
     why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
