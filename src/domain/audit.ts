@@ -452,7 +452,8 @@ function findStaleAllocations(a: Audit, root: ProviderRec, owner: ComputeNodeRec
       suggestion:
         returning && owner !== undefined
           ? cls === 'orphaned'
-            ? `nova-reconcile placement audit --all-resource-classes --resource_provider ${root.uuid} --delete`
+            ? // Only once the node is back: on a provider without a live node, nova's audit calls every allocation orphaned (§3.1).
+              `nova-reconcile compute_node restore --uuid ${owner.uuid ?? '-'} && nova-reconcile placement audit --all-resource-classes --resource_provider ${root.uuid} --delete`
             : keepForReturningNode(owner)
           : suggestForStaleAllocation(cls, consumerUuid, successor, a.ix),
     });

@@ -394,6 +394,11 @@ describe('auditSnapshot: placement', () => {
       expect(f.suggestion).not.toContain('cleanup_providers');
       expect(f.suggestion).toContain(`nova-reconcile compute_node restore --uuid ${u('back')}`);
     }
+    // An orphaned consumer there is removed once the node is back (before, nova's audit would call the instance's allocation orphaned too).
+    const withOrphan = auditSnapshot(snapshot({ ...parts, allocations: [...(parts.allocations ?? []), alloc(rp, u('nobody'), 'CUSTOM_BAREMETAL', 1)] }));
+    expect(withOrphan.find((f) => f.objects['consumer_uuid'] === u('nobody'))?.suggestion).toBe(
+      `nova-reconcile compute_node restore --uuid ${u('back')} && nova-reconcile placement audit --all-resource-classes --resource_provider ${u('back')} --delete`,
+    );
     // Ironic no longer lists the node, or a live row took its name: then the provider is stale for good.
     expect(auditSnapshot(snapshot({ ...parts, ironicNodes: ironicTruth() }), { ironicNodesFile: 'n.json' }).find((f) => f.kind === 'provider-without-node')?.suggestion).toBe(
       'nova-reconcile placement cleanup_providers',
