@@ -49,7 +49,7 @@ export function renderCommandHelpFooter(spec: CommandSpec): string {
     lines.push('', 'Examples:');
     for (const e of spec.examples) lines.push(`  ${e}`);
   }
-  lines.push('', 'Global options (--config-file, --config-dir, --debug, --stats) may appear anywhere.');
+  lines.push('', 'Global options (--config-file, --config-dir, --debug, --stats) may appear anywhere. Suggested commands in findings, refusals and hints repeat the --config-file and --config-dir given.');
   return lines.join('\n');
 }
 

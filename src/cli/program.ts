@@ -4,7 +4,7 @@
 // printed on stderr by commander itself.
 import { Command, CommanderError, Option } from 'commander';
 import { loadConfig } from '../config/load-config.js';
-import type { NovaConfig } from '../config/types.js';
+import type { ConfigSource, NovaConfig } from '../config/types.js';
 import { ReconcileError } from '../errors.js';
 import { expandOptionPrefixes, extractGlobalArgs } from './argv.js';
 import type { RunContext } from './context.js';
@@ -23,9 +23,11 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
   let debug = argv.includes('--debug') || argv.includes('-d');
   let family: CommandFamily = COMPATIBLE_CATEGORIES.has(firstWord(argv) ?? '') ? 'compatible' : 'reconcile';
   let format = 'table';
+  let configSources: readonly ConfigSource[] = [];
   try {
     const globals = extractGlobalArgs(argv);
     debug = globals.debug;
+    configSources = globals.sources;
     let rest = globals.rest;
     if (rest.length === 0) {
       throw new ReconcileError('usage', 'no command given', { hint: 'run `nova-reconcile --help` for the list of commands' });
@@ -65,6 +67,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
       ...ctx,
       debug,
       stats: globals.stats,
+      configSources: globals.sources,
       loadConfig: () => {
         config ??= loadConfigFiles(globals.sources, ctx);
         return config;
@@ -78,7 +81,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     }
   } catch (err) {
     if (err instanceof CommanderError) return exitCodeFor('usage', family);
-    return reportError(err, { ctx, family, debug, format });
+    return reportError(err, { ctx, family, debug, format, configSources });
   }
 }
 

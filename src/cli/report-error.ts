@@ -4,22 +4,26 @@
 // print one line on stderr. The stack appears only with --debug. Every
 // message goes through redactUrl so no password is ever printed.
 import { redactUrl } from '../config/mask-url.js';
+import type { ConfigSource } from '../config/types.js';
 import { ReconcileError } from '../errors.js';
 import type { RunContext } from './context.js';
 import { exitCodeFor, type CommandFamily } from './exit-codes.js';
+import { withConfigArguments } from './suggestions.js';
 
 export interface ReportOptions {
   readonly ctx: RunContext;
   readonly family: CommandFamily;
   readonly debug: boolean;
   readonly format: string;
+  /** --config-file/--config-dir as given: a hint's command repeats them. */
+  readonly configSources?: readonly ConfigSource[];
 }
 
-export function reportError(err: unknown, { ctx, family, debug, format }: ReportOptions): number {
+export function reportError(err: unknown, { ctx, family, debug, format, configSources = [] }: ReportOptions): number {
   const known = err instanceof ReconcileError ? err : undefined;
   const kind = known?.kind ?? 'internal';
   const message = redactUrl(oneLine(known?.message ?? describeUnexpected(err)));
-  const hint = known?.hint === undefined ? undefined : redactUrl(oneLine(known.hint));
+  const hint = known?.hint === undefined ? undefined : redactUrl(oneLine(withConfigArguments(known.hint, configSources)));
   const code = exitCodeFor(kind, family, known?.tag === 'config-files');
 
   if (format === 'json') {

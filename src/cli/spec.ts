@@ -1,7 +1,7 @@
 // Each command's usage is written once, as a CommandSpec. Commander wiring,
 // --help, the man page (scripts/gen-man.mjs) and the shell completion scripts
 // (completion.ts) are all derived from it.
-import type { NovaConfig } from '../config/types.js';
+import type { ConfigSource, NovaConfig } from '../config/types.js';
 import type { CommandFamily } from './exit-codes.js';
 import type { RunContext } from './context.js';
 
@@ -22,6 +22,8 @@ export interface OptionSpec {
 export interface CommandContext extends RunContext {
   /** Loads the configuration named by --config-file/--config-dir (or the default search). */
   loadConfig(): NovaConfig;
+  /** --config-file/--config-dir as given, in order: suggested commands repeat them. */
+  readonly configSources: readonly ConfigSource[];
   readonly debug: boolean;
   /** --stats: print SQL round trips and timing on stderr at the end. */
   readonly stats: boolean;

@@ -1,6 +1,7 @@
 // audit: the read-only report of every inconsistency; exit 0 clean, 3 findings.
 import { RECONCILE_EXIT } from '../cli/exit-codes.js';
 import { findingsJson, renderFindingsTable } from '../cli/render-findings.js';
+import { findingsWithConfigArguments } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandContext, type CommandOptions, type CommandSpec } from '../cli/spec.js';
 import { FINDING_KINDS } from '../domain/audit.js';
 import { isUuid } from '../domain/ironic-nodes.js';
@@ -19,6 +20,12 @@ export const auditCommand: CommandSpec = {
     'Allocations on stale providers are classified in objects.class: evacuation-leftover, live-instance-on-node, active-migration or orphaned. ' +
       'Ironic compute nodes whose ironic node is gone are only known with --ironic-nodes; without it, an ironic node last saved more than 24 hours ' +
       "before its service's last heartbeat is listed as suspect-orphan-node (an idle node looks the same, so check before deleting).",
+    'Each suggestion is the command that fixes the finding and agrees with what that command plans: an ironic node whose service was deleted ' +
+      "is node-of-dead-service for compute_node rebalance (Nova's ring owner adopts it), and an orphan only when --ironic-nodes says its " +
+      'ironic node is gone; an unmapped node of a host without a live service is never sent to discover_hosts; the provider of a ' +
+      'soft-deleted ironic node that nova-compute restores under the same uuid (bug 1839560) is kept, not offered to cleanup_providers; an ' +
+      "allocation on another live node's provider is placement audit --delete's. Suggested commands repeat the --config-file and " +
+      '--config-dir options given, shell-quoted.',
   ],
   options: [
     { flags: '--cell <uuid>', description: "only report this cell's findings (every cell is still read)" },
@@ -48,8 +55,9 @@ export const auditCommand: CommandSpec = {
         ...(progress === undefined ? {} : { progress }),
       }),
     );
-    if (o['format'] === 'json') printJson(ctx, findingsJson(result.findings, result.cells));
-    else ctx.stdout.write(renderFindingsTable(result.findings, result.cells) + '\n');
+    const findings = findingsWithConfigArguments(result.findings, ctx.configSources);
+    if (o['format'] === 'json') printJson(ctx, findingsJson(findings, result.cells));
+    else ctx.stdout.write(renderFindingsTable(findings, result.cells) + '\n');
     return result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
   },
 };

@@ -11,10 +11,12 @@ export const cleanupOrphansCommand: CommandSpec = {
   description: [
     'An orphan is a live compute node whose nova-compute service was soft-deleted or never existed, or, when ironic truth is given with ' +
       '--ironic-nodes, an ironic compute node whose ironic node is gone (seed bug 2013: the service keeps heartbeating, so the node looks up). ' +
-      'Without ironic truth ironic nodes are never deleted; `audit` reports them as suspects.',
+      'Without ironic truth ironic nodes are never deleted; `audit` reports them as suspects. An ironic node whose service was deleted but ' +
+      "whose ironic node may exist is not an orphan: Nova's hash ring owner adopts it, and compute_node rebalance re-homes it.",
     "Each orphan's provider tree is removed under Placement's rules first: an evacuated instance's leftover share is removed, an orphaned " +
       "consumer's allocations are deleted, and a live instance's last allocations are never touched. Then the compute node is soft-deleted " +
-      "as Nova does (deleted = id, WHERE id = ? AND host = ? AND deleted = 0). A node with a live instance is refused: use compute_node rebalance.",
+      "as Nova does (deleted = id, WHERE id = ? AND host = ? AND deleted = 0). A node with a live instance is refused, with what frees it: " +
+      'for a libvirt host, its nova-compute registering again; for an ironic node that Ironic no longer lists, deleting the server.',
   ],
   options: [{ flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' }, MAX_COUNT_OPTION, ...APPLY_OPTIONS],
   exitCodes: PLAN_EXIT_CODES,

@@ -2,7 +2,8 @@
 import { RECONCILE_EXIT } from '../cli/exit-codes.js';
 import { applyJson, planJson, renderApplyText, renderPlanText } from '../cli/render-plan.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
-import { isEmptyPlan } from '../domain/plan.js';
+import { planWithConfigArguments } from '../cli/suggestions.js';
+import { isEmptyPlan, type Plan } from '../domain/plan.js';
 import { parseUuidArguments, type NodeMoveOptions } from '../domain/rebalance.js';
 import { ReconcileError } from '../errors.js';
 import { applyPlan, withApplyLock } from '../operations/apply-plan.js';
@@ -44,18 +45,23 @@ function parseMoveOptions(o: CommandOptions): NodeMoveOptions {
   return { ...(nodes === undefined ? {} : { nodes }), ...(fromHost === undefined ? {} : { fromHost }), toHost: String(o['toHost']), sourceDownOk: o['sourceDownOk'] === true };
 }
 
+/** Refusals' suggested commands keep the user's --config-file/--config-dir. */
+function withSuggestionConfig<M extends { readonly plan: Plan }>(mp: M, ctx: CommandContext): M {
+  return { ...mp, plan: planWithConfigArguments(mp.plan, ctx.configSources) };
+}
+
 async function runMove(ctx: CommandContext, o: CommandOptions, options: NodeMoveOptions): Promise<number> {
   const json = o['format'] === 'json';
   const settings = ctx.loadConfig().reconcile;
   return useDeployment(ctx, async (d) => {
     if (o['apply'] !== true) {
-      const mp = await planComputeNodeMoves(d, options);
+      const mp = withSuggestionConfig(await planComputeNodeMoves(d, options), ctx);
       if (json) printJson(ctx, { ...(planJson(mp.plan) as object), ...moveReport(mp, undefined), dry_run: true, changed: false });
       else ctx.stdout.write(renderPlanText(mp.plan) + (isEmptyPlan(mp.plan) ? '' : '\nNothing was changed. Re-run with --apply to apply this plan.\n'));
       return isEmptyPlan(mp.plan) ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
     }
     return withApplyLock(d, settings.lockTimeout, async () => {
-      const mp = await planComputeNodeMoves(d, options);
+      const mp = withSuggestionConfig(await planComputeNodeMoves(d, options), ctx);
       const result = await applyPlan(d, mp.plan, {
         journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
         journalDir: settings.journalDir,

@@ -16,10 +16,17 @@ export const rebalanceCommand: CommandSpec = {
       '+ 1, as Placement does), under Placement\'s capacity rules; the one exception is an in-use ironic node (reserved = total = 1) taking ' +
       'back its own single instance, which the plan states. When the canonical provider does not exist, the stale provider is re-keyed to ' +
       'the canonical uuid instead. Emptied stale providers are deleted with their inventories, traits and aggregate links.',
-    'Then the cell: duplicates are soft-deleted (WHERE id = ? AND host = ? AND deleted = 0); the canonical row moves to the newest ' +
-      "duplicate's host when that service is up, or, when its own service is dead (forced down; with --include-down also down for longer " +
-      "than service_down_time), to the owner that Nova's hash ring picks among the live members (host and service_id). Its instance " +
-      'follows in the same transaction (instances.host; instances.node is unchanged). A node with more than one live instance is refused.',
+    'Then the cell: duplicates are soft-deleted (WHERE id = ? AND host = ? AND deleted = 0). When the canonical row\'s own service is up ' +
+      '(legacy duplicates of pre-Rocky random uuids while both services are up, bug 1714248), that is all: the row stays where it is and ' +
+      "placement is left alone; if no row's uuid has a resource provider, nothing tells which row Nova uses and the node is refused. " +
+      "Otherwise the canonical row moves (host and service_id) to the host of its instance when that service is up (Nova's ironic driver " +
+      "gives a node with an instance to the instance's host), else to the newest duplicate's host when that service is up, or, when its own " +
+      "service is dead (forced down or deleted; with --include-down also down for longer than service_down_time), to the owner that Nova's " +
+      'hash ring picks among the live members. Its instance follows in the same transaction (instances.host; instances.node is unchanged). ' +
+      'A node with more than one live instance is refused.',
+    "An ironic node whose nova-compute service was deleted is this command's, not cleanup_orphans': Nova's ring owner adopts such a " +
+      'node (same uuid, provider and allocations), and so does the re-home. Only when Ironic no longer lists the node is it an orphan ' +
+      '(compute_node cleanup_orphans --ironic-nodes FILE).',
     'Each change is its own compare-and-swap transaction, journaled, in that order, so a crash after any of them leaves a state that ' +
       'the next run finishes. Different ironic nodes touch different rows, so up to [nova_reconcile] apply_concurrency of them (default 4) ' +
       'are applied at the same time; nodes that share a row (a provider, a consumer) are still applied one after the other, in plan order. ' +

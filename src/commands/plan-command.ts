@@ -5,6 +5,7 @@
 import { RECONCILE_EXIT, applyExitCode } from '../cli/exit-codes.js';
 import { applyJson, planJson, renderApplyText, renderPlanText } from '../cli/render-plan.js';
 import { FORMAT_OPTION, type CommandContext, type CommandOptions, type OptionSpec } from '../cli/spec.js';
+import { planWithConfigArguments } from '../cli/suggestions.js';
 import type { Deployment } from '../db/deployment.js';
 import { isEmptyPlan, type Plan } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
@@ -37,7 +38,7 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
   const json = o['format'] === 'json';
   const maxCount = parseMaxCount(o['maxCount']);
   const settings = ctx.loadConfig().reconcile;
-  const limited = async (d: Deployment): Promise<{ plan: Plan; deferred: number }> => limitPlan(await buildPlan(d), maxCount);
+  const limited = async (d: Deployment): Promise<{ plan: Plan; deferred: number }> => limitPlan(planWithConfigArguments(await buildPlan(d), ctx.configSources), maxCount);
   const deferredLine = (deferred: number): string =>
     deferred === 0 ? '' : `${deferred} more unit(s) left for a later run (--max-count ${String(maxCount)}).\n`;
   return useDeployment(ctx, async (d) => {

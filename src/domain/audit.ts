@@ -11,7 +11,8 @@
 import type { AllocationRec, ComputeNodeRec, HostMappingRec, InstanceRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
 import { FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import { isServiceUp, parseNaiveUtc } from './liveness.js';
-import { orphanReason } from './orphan-nodes.js';
+import { orphanReason, orphanWithInstancesFix } from './orphan-nodes.js';
+import { NOVA_RESOURCE_CLASSES } from './placement-audit.js';
 import { isStaleComputeProvider } from './stale-providers.js';
 import { hostKey, indexSnapshot, nodeKey, serviceKey, type SnapshotIndex } from './snapshot-index.js';
 
@@ -193,14 +194,21 @@ function findMappingProblems(a: Audit): void {
     if (a.ix.liveComputeService.has(serviceKey(n.cellUuid, n.host))) continue;
     push(unmappedNodeHosts, serviceKey(n.cellUuid, n.host), n);
   }
+  // Only hosts without a live service are left here: mapping a dead host
+  // would not help. Its ironic nodes go to the ring's live owner (a mapped
+  // host), its other nodes are orphans.
+  const file = shellWord(a.options.ironicNodesFile ?? 'FILE');
   for (const nodes of unmappedNodeHosts.values()) {
     const n = nodes[0] as ComputeNodeRec;
+    const adoptable = nodes.some((x) => x.hypervisorType === 'ironic' && orphanReason(a.ix, x) === undefined);
     add(a, {
       kind: 'unmapped-node',
       cellUuid: n.cellUuid,
-      summary: `host ${n.host ?? '-'} has ${nodes.length} live compute node(s) but no host mapping`,
+      summary: `host ${n.host ?? '-'} has ${nodes.length} live compute node(s) but no host mapping and no live nova-compute service`,
       objects: { host: n.host, node_uuids: nodes.map((x) => x.uuid ?? `id ${x.id}`) },
-      suggestion: `nova-reconcile cell_v2 discover_hosts --cell_uuid ${n.cellUuid}`,
+      suggestion: adoptable
+        ? 'nova-reconcile compute_node rebalance'
+        : `nova-reconcile compute_node cleanup_orphans${nodes.some((x) => x.hypervisorType === 'ironic') ? ` --ironic-nodes ${file}` : ''}`,
     });
   }
 
@@ -252,7 +260,11 @@ function findOrphanNodes(a: Audit): void {
           cellUuid: n.cellUuid,
           summary: `${nodeLabel(n)} is an orphan: ${reason}${withInstances}`,
           objects: { ...nodeObjects(n), service: deleted === undefined ? 'missing' : 'deleted', service_id: deleted?.id ?? null, instances: instances.length },
-          suggestion: blocked ? 'nova-reconcile compute_node rebalance' : 'nova-reconcile compute_node cleanup_orphans',
+          suggestion: blocked
+            ? orphanWithInstancesFix(n, instances.map((i) => i.uuid), shellWord(file))
+            : n.hypervisorType === 'ironic'
+              ? `nova-reconcile compute_node cleanup_orphans --ironic-nodes ${shellWord(file)}`
+              : 'nova-reconcile compute_node cleanup_orphans',
         });
       } else {
         add(a, {
@@ -260,7 +272,7 @@ function findOrphanNodes(a: Audit): void {
           cellUuid: n.cellUuid,
           summary: `${nodeLabel(n)} is an orphan: ${reason}, though its service still heartbeats${withInstances}`,
           objects: { ...nodeObjects(n), service_id: service.id, instances: instances.length },
-          suggestion: blocked ? 'nova-reconcile compute_node rebalance' : `nova-reconcile compute_node cleanup_orphans --ironic-nodes ${shellWord(file)}`,
+          suggestion: blocked ? orphanWithInstancesFix(n, instances.map((i) => i.uuid), shellWord(file)) : `nova-reconcile compute_node cleanup_orphans --ironic-nodes ${shellWord(file)}`,
         });
       }
       continue;
@@ -333,9 +345,12 @@ function findNodesWithoutProvider(a: Audit): void {
           : `${nodeLabel(n)} has no resource provider: provider ${blocker.uuid} holds its name (409 on create)`,
       objects: { ...nodeObjects(n), blocking_provider_uuid: blocker?.uuid ?? null },
       suggestion:
-        blocker === undefined
-          ? `restart nova-compute on ${n.host ?? '-'}: it creates the provider in its next update_available_resource`
-          : nameBlockerFix(a.ix, blocker),
+        blocker !== undefined
+          ? nameBlockerFix(a.ix, blocker)
+          : a.ix.liveComputeService.has(serviceKey(n.cellUuid, n.host))
+            ? `restart nova-compute on ${n.host ?? '-'}: it creates the provider in its next update_available_resource`
+            : // An ironic node of a gone service (not an orphan): its new owner creates the provider.
+              'nova-reconcile compute_node rebalance',
     });
   }
 }
@@ -363,6 +378,7 @@ function findStaleProviders(a: Audit): void {
     const allocations = tree.flatMap((p) => a.ix.allocationsOnProvider.get(p.id) ?? []);
     const consumers = [...new Set(allocations.map((x) => x.consumerUuid))].sort();
     const why = deleted === undefined ? 'it carries COMPUTE_NODE but no compute node has its uuid' : `its compute node (id ${deleted.id}, host ${deleted.host ?? '-'}) was deleted`;
+    const returning = deleted !== undefined && comesBack(a, deleted);
     add(a, {
       kind: 'provider-without-node',
       ...cellOf(deleted?.cellUuid),
@@ -376,13 +392,34 @@ function findStaleProviders(a: Audit): void {
         children: tree.length - 1,
         consumers: consumers.length,
       },
-      suggestion: 'nova-reconcile placement cleanup_providers',
+      suggestion: returning ? keepForReturningNode(deleted) : 'nova-reconcile placement cleanup_providers',
     });
-    findStaleAllocations(a, rp, deleted, tree);
+    findStaleAllocations(a, rp, deleted, tree, returning);
   }
 }
 
-function findStaleAllocations(a: Audit, root: ProviderRec, owner: ComputeNodeRec | undefined, tree: readonly ProviderRec[]): void {
+/**
+ * A soft-deleted ironic compute node that Nova brings back under the same
+ * uuid (the ironic node uuid): its ironic node is not known to be gone, no
+ * live row has taken its name, and a nova-compute service of its cell is
+ * alive. ComputeNode.create then restores the deleted row (bug 1839560,
+ * §5.3/§5.4) and reuses this provider; deleting the provider would lose its
+ * allocations and traits for nothing.
+ */
+function comesBack(a: Audit, deleted: ComputeNodeRec): boolean {
+  const hh = deleted.hypervisorHostname;
+  if (deleted.hypervisorType !== 'ironic' || hh === null || deleted.uuid === null || deleted.uuid.toLowerCase() !== hh.toLowerCase()) return false;
+  if (a.ix.ironicNodeUuids !== undefined && !a.ix.ironicNodeUuids.has(hh.toLowerCase())) return false;
+  if ((a.ix.liveNodesByHypervisorHostname.get(hh.toLowerCase()) ?? []).some((n) => n.cellUuid === deleted.cellUuid)) return false;
+  return liveComputeServices(a.s).some((svc) => svc.cellUuid === deleted.cellUuid);
+}
+
+function keepForReturningNode(deleted: ComputeNodeRec): string {
+  const uuid = deleted.uuid ?? '-';
+  return `keep this provider: compute node ${uuid} was soft-deleted but its ironic node exists, and nova-compute restores the row under the same uuid (bug 1839560); to bring it back now: nova-reconcile compute_node restore --uuid ${uuid}`;
+}
+
+function findStaleAllocations(a: Audit, root: ProviderRec, owner: ComputeNodeRec | undefined, tree: readonly ProviderRec[], returning: boolean): void {
   const byConsumer = new Map<string, AllocationRec[]>();
   for (const p of tree) for (const x of a.ix.allocationsOnProvider.get(p.id) ?? []) push(byConsumer, x.consumerUuid, x);
   const treeIds = new Set(tree.map((p) => p.id));
@@ -412,7 +449,13 @@ function findStaleAllocations(a: Audit, root: ProviderRec, owner: ComputeNodeRec
         allocations_elsewhere: elsewhere.length,
         live_node_uuid: cls === 'live-instance-on-node' ? (successor?.uuid ?? null) : null,
       },
-      suggestion: suggestForStaleAllocation(cls, consumerUuid, successor, a.ix),
+      suggestion:
+        returning && owner !== undefined
+          ? cls === 'orphaned'
+            ? // Only once the node is back: on a provider without a live node, nova's audit calls every allocation orphaned (§3.1).
+              `nova-reconcile compute_node restore --uuid ${owner.uuid ?? '-'} && nova-reconcile placement audit --all-resource-classes --resource_provider ${root.uuid} --delete`
+            : keepForReturningNode(owner)
+          : suggestForStaleAllocation(cls, consumerUuid, successor, a.ix),
     });
   }
 }
@@ -531,16 +574,49 @@ function findMisplacedAllocations(a: Audit): void {
     if (others.size === 0) continue;
     const nodes = [...others.values()].sort((x, y) => compare(x.uuid ?? '', y.uuid ?? ''));
     const ironic = own.hypervisorType === 'ironic';
+    const mine = (a.ix.allocationsOfConsumer.get(i.uuid) ?? []).filter((x) => nodeHolding(x.providerId)?.uuid === own.uuid);
+    const elsewhere = (a.ix.allocationsOfConsumer.get(i.uuid) ?? []).filter((x) => {
+      const holder = nodeHolding(x.providerId);
+      return holder !== undefined && holder.uuid !== own.uuid;
+    });
     add(a, {
       kind: 'allocation-on-other-node',
       cellUuid: i.cellUuid,
       summary: `instance ${i.uuid} runs on ${i.host}/${i.node} but has allocations on the provider of ${nodes.map((n) => `${n.host ?? '-'}/${n.hypervisorHostname ?? '-'}`).join(', ')}`,
       objects: { instance_uuid: i.uuid, host: i.host, node: i.node, node_uuid: own.uuid, provider_uuids: nodes.map((n) => n.uuid ?? '') },
-      // heal_allocations --force rewrites them onto instance.node; an in-use
-      // ironic node has capacity 0 (reserved = total), which placement refuses.
-      suggestion: ironic ? 'nova-reconcile compute_node rebalance' : `nova-manage placement heal_allocations --instance ${i.uuid} --force`,
+      suggestion: misplacedFix(i.uuid, ironic, mine.length > 0, elsewhere, a.ix),
     });
   }
+}
+
+/**
+ * The instance is not on those providers' nodes and no migration is active,
+ * which is exactly nova's orphaned allocation: `placement audit --delete`
+ * removes that provider's share and keeps the rest (§3.1). Nova's audit only
+ * looks at its standard classes, so custom (ironic) ones need
+ * --all-resource-classes. When the instance has nothing on its own node,
+ * removing the share would not help: its allocations must be rewritten onto
+ * its node, which nova does through the Placement API (heal_allocations
+ * --force); an in-use ironic node has capacity 0 there (reserved = total), so
+ * only a direct write can (nova-reconcile placement heal_allocations).
+ */
+function misplacedFix(instanceUuid: string, ironic: boolean, hasOwn: boolean, elsewhere: readonly AllocationRec[], ix: SnapshotIndex): string {
+  if (!hasOwn)
+    return ironic
+      ? `nova-reconcile placement heal_allocations --instance ${instanceUuid} --force`
+      : `nova-manage placement heal_allocations --instance ${instanceUuid} --force`;
+  const byProvider = new Map<string, AllocationRec[]>();
+  for (const x of elsewhere) {
+    const uuid = ix.providerById.get(x.providerId)?.uuid;
+    if (uuid !== undefined) push(byProvider, uuid, x);
+  }
+  return [...byProvider]
+    .sort(([x], [y]) => compare(x, y))
+    .map(([uuid, xs]) => {
+      const allClasses = xs.some((x) => NOVA_RESOURCE_CLASSES.includes(x.resourceClass)) ? '' : ' --all-resource-classes';
+      return `nova-reconcile placement audit${allClasses} --resource_provider ${uuid} --delete`;
+    })
+    .join(' && ');
 }
 
 // ---------------------------------------------------------------------------
@@ -550,7 +626,22 @@ function findNodesOfDeadServices(a: Audit): void {
   for (const n of a.ix.liveNodes) {
     if (a.orphans.has(n)) continue;
     const svc = a.ix.liveComputeService.get(serviceKey(n.cellUuid, n.host));
-    if (svc === undefined || isServiceUp(svc, a.s.takenAt, a.s.serviceDownTime)) continue;
+    if (svc === undefined) {
+      // Not an orphan (orphanReason): an ironic node whose service is gone
+      // and whose ironic node may exist. Nova's ring owner adopts it (§5.4,
+      // §6), and so does the rebalance; cleanup_orphans leaves it alone.
+      if (n.hypervisorType !== 'ironic') continue;
+      const deleted = a.ix.deletedComputeService.get(serviceKey(n.cellUuid, n.host));
+      add(a, {
+        kind: 'node-of-dead-service',
+        cellUuid: n.cellUuid,
+        summary: `ironic ${nodeLabel(n)} belongs to a nova-compute service that ${deleted === undefined ? 'does not exist' : 'was deleted'}: the hash ring's live owner takes it over`,
+        objects: { ...nodeObjects(n), service: deleted === undefined ? 'missing' : 'deleted', service_id: deleted?.id ?? null, instances: instancesOn(a, n).length },
+        suggestion: 'nova-reconcile compute_node rebalance',
+      });
+      continue;
+    }
+    if (isServiceUp(svc, a.s.takenAt, a.s.serviceDownTime)) continue;
     const state = svc.forcedDown ? 'forced down' : `down (last heartbeat ${svc.lastSeenUp ?? 'never'})`;
     const ironic = n.hypervisorType === 'ironic';
     add(a, {

@@ -19,16 +19,38 @@ export interface OrphanVerdict {
   readonly reason: string;
 }
 
-/** Why a live node is an orphan, or undefined when it is not (shared with the audit). */
+/**
+ * Why a live node is an orphan, or undefined when it is not (shared with the audit).
+ * An ironic node whose service is gone is not an orphan while its ironic node
+ * may exist: Nova's hash ring gives it to a live member, whose resource
+ * tracker adopts the row (host only; uuid, provider and allocations kept,
+ * §5.4), so `compute_node rebalance` re-homes it the same way. Only when
+ * Ironic is known not to list it is it an orphan, as Zed's periodic would
+ * delete it (§5.1).
+ */
 export function orphanReason(ix: SnapshotIndex, node: ComputeNodeRec): string | undefined {
+  const ironicGone = node.hypervisorType === 'ironic' && ix.ironicNodeUuids !== undefined && !ix.ironicNodeUuids.has((node.hypervisorHostname ?? '').toLowerCase());
   if (ix.liveComputeService.get(serviceKey(node.cellUuid, node.host)) === undefined) {
-    return ix.deletedComputeService.has(serviceKey(node.cellUuid, node.host))
+    if (node.hypervisorType === 'ironic' && !ironicGone) return undefined;
+    const service = ix.deletedComputeService.has(serviceKey(node.cellUuid, node.host))
       ? `its nova-compute service on ${node.host ?? '-'} was deleted`
       : `no nova-compute service exists for host ${node.host ?? '-'}`;
+    return ironicGone ? `${service} and ironic node ${node.hypervisorHostname ?? '-'} no longer exists in ironic` : service;
   }
-  if (node.hypervisorType === 'ironic' && ix.ironicNodeUuids !== undefined && !ix.ironicNodeUuids.has((node.hypervisorHostname ?? '').toLowerCase()))
-    return `ironic node ${node.hypervisorHostname ?? '-'} no longer exists in ironic`;
+  if (ironicGone) return `ironic node ${node.hypervisorHostname ?? '-'} no longer exists in ironic`;
   return undefined;
+}
+
+/**
+ * What frees an orphan that still has live instances (shared with the audit).
+ * Only ironic nodes whose ironic node is gone are ever orphans with an
+ * instance of ironic; that instance has no machine left. A libvirt host whose
+ * service row was deleted gets it back when nova-compute starts there.
+ */
+export function orphanWithInstancesFix(node: ComputeNodeRec, instanceUuids: readonly string[], ironicNodesArg = 'FILE'): string {
+  return node.hypervisorType === 'ironic'
+    ? `its ironic node is gone: delete server(s) ${instanceUuids.join(', ')} (openstack server delete), then nova-reconcile compute_node cleanup_orphans --ironic-nodes ${ironicNodesArg}`
+    : `start nova-compute on ${node.host ?? '-'} (it registers its service again and keeps the node); if the host is gone for good, move or delete server(s) ${instanceUuids.join(', ')} first`;
 }
 
 export function planOrphanCleanup(snapshot: Snapshot): Plan {
@@ -45,7 +67,7 @@ export function planOrphanCleanup(snapshot: Snapshot): Plan {
       refused.push({
         subject,
         reason: `${reason}, but live instance ${instances.map((i) => i.uuid).join(', ')} is on it`,
-        suggestion: 'nova-reconcile compute_node rebalance',
+        suggestion: orphanWithInstancesFix(node, instances.map((i) => i.uuid)),
       });
       continue;
     }

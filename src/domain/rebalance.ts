@@ -13,12 +13,18 @@
 //     canonical uuid when the canonical provider does not exist; emptied
 //     stale providers are deleted with their inventories, traits and
 //     aggregate links;
-//  3. then the cell: soft-deletes the duplicates (host-guarded, bug 1853009),
-//     re-homes the canonical row onto the newest duplicate's host when that
-//     service is up, or, when its own service is dead, onto the owner that
-//     Nova's hash ring picks among the live members, with its instance in
-//     the same transaction (instances.host; node unchanged); an instance left
-//     on a dead host by an earlier run follows its node on its own.
+//  3. then the cell: soft-deletes the duplicates (host-guarded, bug 1853009).
+//     When the canonical row's own service is up (legacy duplicates of
+//     pre-Rocky random uuids while both services are up), that is all unless
+//     its instance is on another up host: the row stays, placement is left
+//     alone, and with no provider behind any row the node is refused.
+//     Otherwise the canonical row is re-homed onto
+//     the host of its instance when that service is up (a node with an
+//     instance belongs there, §6), else onto the newest duplicate's host when
+//     that service is up, or, when its own service is dead, onto the owner
+//     that Nova's hash ring picks among the live members; its instance moves
+//     in the same transaction (instances.host; node unchanged); an instance
+//     left on a dead host by an earlier run follows its node on its own.
 // Each change is its own compare-and-swap transaction, in this order, so a
 // crash after any of them leaves a state from which the next run finishes:
 // the canonical choice is stable under every step (the provider that ends up
@@ -293,6 +299,8 @@ function planNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult {
   if (rows.some((r) => r.host === null)) return refuse('one of its compute nodes has no host, so it cannot be changed with the host guard');
 
   const canonical = chooseCanonical(ctx, rows, instance);
+  const legacy = checkLegacyDuplicates(ctx, rows, canonical);
+  if (!legacy.ok) return refuse(legacy.reason, legacy.suggestion);
   const np: NodePlan = { ctx, cellUuid, hh: canonical.hypervisorHostname as string, rows, canonical, instance, state: cloneState(ctx.state), changes: [], notes: [] };
   if (ctx.s.placement !== undefined) {
     const placement = planPlacement(np);
@@ -333,6 +341,31 @@ function chooseCanonical(ctx: Ctx, rows: readonly ComputeNodeRec[], instance: In
   if (holding !== undefined) return holding;
   const withInstance = instance === undefined ? undefined : rows.find((r) => hostKey(r.host) === hostKey(instance.host));
   return withInstance ?? (rows[0] as ComputeNodeRec);
+}
+
+/**
+ * Legacy duplicates while both services are up (pre-Rocky random compute node
+ * uuids, bug 1714248): two live rows for one ironic node, on two services
+ * that both heartbeat. Nothing moved: the row to keep is the one whose
+ * provider exists (and, by chooseCanonical, holds the instance's
+ * allocations); the other is a leftover that Zed's own orphan cleanup would
+ * soft-delete host-guarded on the service that does not own the node (§5.1).
+ * Without a provider behind either row there is no evidence which row Nova
+ * uses, so nothing is guessed.
+ */
+function checkLegacyDuplicates(ctx: Ctx, rows: readonly ComputeNodeRec[], canonical: ComputeNodeRec): Step {
+  if (rows.length < 2 || healthOf(ctx, canonical.cellUuid, canonical.host) !== 'up') return OK;
+  const upHosts = new Set(rows.filter((r) => healthOf(ctx, r.cellUuid, r.host) === 'up').map((r) => hostKey(r.host)));
+  if (upHosts.size < 2) return OK;
+  const hh = canonical.hypervisorHostname as string;
+  if (ctx.s.placement === undefined)
+    return { ok: false, reason: `its compute nodes on ${rows.map((r) => r.host ?? '-').join(', ')} are all on services that are up, and without placement nothing tells which row Nova uses`, suggestion: 'configure [placement_database] connection and re-run' };
+  if (rows.some((r) => r.uuid !== null && ctx.ix.providerByUuid.has(r.uuid))) return OK;
+  return {
+    ok: false,
+    reason: `its compute nodes ${rows.map((r) => `${r.uuid ?? r.id} on ${r.host ?? '-'}`).join(', ')} are all on services that are up, and no resource provider has any of their uuids: nothing tells which row Nova uses`,
+    suggestion: `let nova-compute create the provider of the row it uses (its next update_available_resource; if a stale provider holds the name ${hh}: nova-reconcile placement cleanup_providers), then re-run nova-reconcile compute_node rebalance`,
+  };
 }
 
 // ---------------------------------------------------------------------------
@@ -524,29 +557,39 @@ function planCell(np: NodePlan): Step {
   const from = canonical.host as string;
   const canonicalHealth = healthOf(ctx, cellUuid, from);
   const newest = [...duplicates].sort(byAge).pop();
+  // Nova's ironic driver gives a node that carries an instance to the
+  // instance's host, whatever the ring says (§6): an up service there owns it.
+  const instanceService = instance === undefined ? undefined : ctx.ix.liveComputeService.get(serviceKey(cellUuid, instance.host));
+  const instanceOwner =
+    instanceService !== undefined && hostKey(instanceService.host) !== hostKey(from) && healthOf(ctx, cellUuid, instanceService.host) === 'up' ? instanceService : undefined;
   let dest: ServiceRec | undefined;
   let why = '';
-  if (newest !== undefined && hostKey(newest.host) !== hostKey(from) && healthOf(ctx, cellUuid, newest.host) === 'up') {
+  if (canonicalHealth === 'up') {
+    // Legacy duplicates while both services are up (pre-Rocky random uuids,
+    // bug 1714248): nothing moved, so the canonical row stays where it is and
+    // only the duplicates go, host-guarded; placement is left as it is. The
+    // one exception is the ownership rule above.
+    if (instanceOwner !== undefined) {
+      dest = instanceOwner;
+      why = `its instance ${instance?.uuid ?? '-'} is on ${instanceOwner.host ?? '-'}, which is up and owns the node`;
+    }
+  } else if (instanceOwner !== undefined && (isDead(ctx, canonicalHealth) || (newest !== undefined && healthOf(ctx, cellUuid, newest.host) === 'up'))) {
+    dest = instanceOwner;
+    why = `its service on ${from} is ${describeHealth(canonicalHealth)}; its instance is on ${instanceOwner.host ?? '-'}, which is up and owns the node`;
+  } else if (newest !== undefined && hostKey(newest.host) !== hostKey(from) && healthOf(ctx, cellUuid, newest.host) === 'up') {
     dest = ctx.ix.liveComputeService.get(serviceKey(cellUuid, newest.host));
     why = `the newest duplicate was created by ${newest.host ?? '-'}, which is up: that service has taken the node over`;
   } else if (isDead(ctx, canonicalHealth)) {
-    const instanceHost = instance === undefined ? undefined : ctx.ix.liveComputeService.get(serviceKey(cellUuid, instance.host));
-    if (instanceHost !== undefined && hostKey(instanceHost.host) !== hostKey(from) && healthOf(ctx, cellUuid, instanceHost.host) === 'up') {
-      // Nova's ironic driver: a node with an instance belongs to the instance's host, whatever the ring says (§6).
-      dest = instanceHost;
-      why = `its service on ${from} is ${describeHealth(canonicalHealth)}; its instance is on ${instanceHost.host ?? '-'}, which is up and owns the node`;
-    } else {
-      const ring = ringOf(ctx, cellUuid);
-      const owner = ringOwner(ring.ring, hh);
-      if (owner === undefined)
-        return {
-          ok: false,
-          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid} can take it over`,
-          suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members',
-        };
-      dest = ring.services.get(owner);
-      why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
-    }
+    const ring = ringOf(ctx, cellUuid);
+    const owner = ringOwner(ring.ring, hh);
+    if (owner === undefined)
+      return {
+        ok: false,
+        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid} can take it over`,
+        suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members; if Ironic no longer lists the node: nova-reconcile compute_node cleanup_orphans --ironic-nodes FILE',
+      };
+    dest = ring.services.get(owner);
+    why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
   }
   const rehomeTo = dest !== undefined && dest.host !== null && hostKey(dest.host) !== hostKey(from) ? dest : undefined;
   const finalHost = rehomeTo?.host ?? from;
@@ -557,7 +600,12 @@ function planCell(np: NodePlan): Step {
       return {
         ok: false,
         reason: `its instance ${moving.uuid} is on ${moving.host ?? '-'}, which is up, but its compute node ${finalHost === from ? 'is' : 'would be'} on ${finalHost}`,
-        suggestion: `check which host Ironic's node ${hh} belongs to, then nova-reconcile compute_node move --node ${canonical.uuid ?? hh} --to-host HOST`,
+        // Only reached when the node's own service is down but not dead
+        // (no --include-down): its instance's up host is where it belongs.
+        suggestion:
+          canonicalHealth === 'down'
+            ? `if ${from} is gone for good: nova-reconcile compute_node rebalance --include-down (the node follows its instance to ${moving.host ?? '-'})`
+            : `nova-reconcile compute_node move --node ${canonical.uuid ?? hh} --to-host ${moving.host ?? '-'}`,
       };
   }
   // The instance moves in the re-home's own transaction (which checks

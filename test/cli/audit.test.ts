@@ -117,7 +117,8 @@ describeEachDialect('audit on deleted-ironic-node', (dialect) => {
       ['orphan-node-service-deleted', S.libvirt.nodeUuid],
       ['orphan-node-ironic-deleted', S.goneNodeUuid],
     ]);
-    expect(r.doc.findings[1]?.suggestion).toBe(`nova-reconcile compute_node cleanup_orphans --ironic-nodes ${file}`);
+    // Suggested commands keep the --config-file given (issue 13 item 8).
+    expect(r.doc.findings[1]?.suggestion).toBe(`nova-reconcile --config-file ${d.confPath} compute_node cleanup_orphans --ironic-nodes ${file}`);
   });
 
   it('accepts one uuid per line too', async () => {
@@ -188,7 +189,7 @@ describeEachDialect('audit on stale-provider', (dialect) => {
     expect(conflict?.objects).toMatchObject({ provider_uuid: S.empty.staleUuid, provider_name: 'compute-7.sandbox.example.org', provider_is_stale: true });
     // The blockers are stale, so freeing the names is cleanup_providers' work.
     const blocked = r.doc.findings.filter((f) => f.kind === 'node-without-provider' || f.kind === 'provider-name-conflict');
-    expect(new Set(blocked.map((f) => f.suggestion))).toEqual(new Set(['nova-reconcile placement cleanup_providers']));
+    expect(new Set(blocked.map((f) => f.suggestion))).toEqual(new Set([`nova-reconcile --config-file ${d.confPath} placement cleanup_providers`]));
     const classes = r.doc.findings.filter((f) => f.kind === 'stale-allocation').map((f) => [f.objects['consumer_uuid'], f.objects['class'], f.objects['resources']]);
     expect(classes).toEqual([
       [S.server.uuid, 'live-instance-on-node', 'VCPU=4, MEMORY_MB=8192, DISK_GB=40'],
@@ -204,7 +205,7 @@ describeEachDialect('audit on stale-provider', (dialect) => {
 
     const bad = await runBin([...d.args, 'audit', '--cell', 'cell1']);
     expect(bad).toMatchObject({ code: 127, stdout: '' });
-    expect(bad.stderr).toBe('nova-reconcile: error: --cell "cell1" is not a cell uuid (run `nova-reconcile cell_v2 list_cells` to see the cells)\n');
+    expect(bad.stderr).toBe(`nova-reconcile: error: --cell "cell1" is not a cell uuid (run \`nova-reconcile --config-file ${d.confPath} cell_v2 list_cells\` to see the cells)\n`);
     const unknown = await runBin([...d.args, 'audit', '--cell', '11111111-2222-3333-4444-555555555555']);
     expect(unknown.code).toBe(127);
     expect(unknown.stderr).toContain('cell 11111111-2222-3333-4444-555555555555 has no mapping');
@@ -256,7 +257,7 @@ describeEachDialect('audit on ironic-failover (the 409 of a rebalance)', (dialec
     expect(r.code).toBe(3);
     const blocked = r.doc.findings.find((f) => f.kind === 'node-without-provider');
     expect(blocked?.objects['blocking_provider_uuid']).toBe(IRONIC_FAILOVER.nodeUuid);
-    expect(r.doc.findings.map((f) => f.suggestion.replace(/ --include-down$/, ''))).toEqual(r.doc.findings.map(() => 'nova-reconcile compute_node rebalance'));
+    expect(r.doc.findings.map((f) => f.suggestion.replace(/ --include-down$/, ''))).toEqual(r.doc.findings.map(() => `nova-reconcile --config-file ${d.confPath} compute_node rebalance`));
     // cleanup_providers has nothing to do here (it would not free the name) ...
     const cleanup = await runBin([...d.args, 'placement', 'cleanup_providers']);
     expect(cleanup.code, cleanup.stderr).toBe(0);

@@ -245,13 +245,37 @@ describe('auditSnapshot: orphan compute nodes', () => {
     expect(findings[0]?.suggestion).toBe('nova-reconcile compute_node cleanup_orphans');
   });
 
-  it('an orphan with a live instance points to rebalance instead', () => {
+  it('an orphan with a live instance points to what frees it (rebalance only moves ironic nodes)', () => {
     const cn = node('compute-9', 'compute-9.example.org');
     const rp = providerOf(cn);
     const vm = instance(u('vm9'), cn);
     const s = snapshot({ hostMappings: [mapping('compute-9')], computeNodes: [cn], instances: [vm], providers: [rp], allocations: [alloc(rp, vm.uuid)] });
     const [f] = auditSnapshot(s);
-    expect(f).toMatchObject({ kind: 'orphan-node-service-deleted', objects: { instances: 1 }, suggestion: 'nova-reconcile compute_node rebalance' });
+    expect(f).toMatchObject({ kind: 'orphan-node-service-deleted', objects: { instances: 1 } });
+    expect(f?.suggestion).toMatch(/^start nova-compute on compute-9 /);
+  });
+
+  it('an ironic node of a deleted service is re-homed, not cleaned up: node-of-dead-service → rebalance, as Nova\'s ring owner would adopt it', () => {
+    const host = 'ironic-gone';
+    const n = ironicNode(host, u('adopt'), { updatedAt: ago(3600) });
+    const parts: Parts = { hostMappings: [mapping(host)], services: [service(host, { deleted: true })], computeNodes: [n], providers: [providerOf(n)] };
+    const findings = auditSnapshot(snapshot(parts));
+    expect(kinds(findings)).toEqual(['node-of-dead-service']);
+    expect(findings[0]).toMatchObject({ objects: { node_uuid: u('adopt'), service: 'deleted' }, suggestion: 'nova-reconcile compute_node rebalance' });
+    // Ironic says the node is gone: then it is an orphan, for cleanup_orphans with the same truth.
+    const gone = auditSnapshot(snapshot({ ...parts, ironicNodes: ironicTruth() }), { ironicNodesFile: 'my nodes.json' });
+    expect(gone).toMatchObject([{ kind: 'orphan-node-service-deleted', suggestion: "nova-reconcile compute_node cleanup_orphans --ironic-nodes 'my nodes.json'" }]);
+  });
+
+  it('unmapped-node (a host without a live service) never suggests discover_hosts', () => {
+    const ironic = ironicNode('ironic-gone', u('unmapped'), { updatedAt: ago(3600) });
+    const libvirt = node('compute-9', 'compute-9.example.org');
+    const findings = auditSnapshot(snapshot({ computeNodes: [ironic, libvirt], providers: [providerOf(ironic), providerOf(libvirt)] }));
+    const unmapped = findings.filter((f) => f.kind === 'unmapped-node');
+    expect(unmapped.map((f) => [f.objects['host'], f.suggestion])).toEqual([
+      ['compute-9', 'nova-reconcile compute_node cleanup_orphans'],
+      ['ironic-gone', 'nova-reconcile compute_node rebalance'],
+    ]);
   });
 
   const host = 'ironic-compute-0';
@@ -358,6 +382,29 @@ describe('auditSnapshot: placement', () => {
     expect(findings.find((f) => f.objects['provider_uuid'] === u('trait'))?.cellUuid).toBeUndefined();
   });
 
+  it('the provider of a soft-deleted ironic node that comes back (bug 1839560) is not offered cleanup_providers', () => {
+    const host = 'ironic-0';
+    const back = ironicNode(host, u('back'), { deleted: true });
+    const rp = providerOf(back);
+    const vm = instance(u('vm-back'), back);
+    const parts: Parts = { hostMappings: [mapping(host)], services: [service(host)], computeNodes: [back], instances: [vm], providers: [rp], allocations: [alloc(rp, vm.uuid, 'CUSTOM_BAREMETAL', 1)] };
+    const findings = auditSnapshot(snapshot(parts));
+    expect(kinds(findings)).toEqual(['provider-without-node', 'stale-allocation']);
+    for (const f of findings) {
+      expect(f.suggestion).not.toContain('cleanup_providers');
+      expect(f.suggestion).toContain(`nova-reconcile compute_node restore --uuid ${u('back')}`);
+    }
+    // An orphaned consumer there is removed once the node is back (before, nova's audit would call the instance's allocation orphaned too).
+    const withOrphan = auditSnapshot(snapshot({ ...parts, allocations: [...(parts.allocations ?? []), alloc(rp, u('nobody'), 'CUSTOM_BAREMETAL', 1)] }));
+    expect(withOrphan.find((f) => f.objects['consumer_uuid'] === u('nobody'))?.suggestion).toBe(
+      `nova-reconcile compute_node restore --uuid ${u('back')} && nova-reconcile placement audit --all-resource-classes --resource_provider ${u('back')} --delete`,
+    );
+    // Ironic no longer lists the node, or a live row took its name: then the provider is stale for good.
+    expect(auditSnapshot(snapshot({ ...parts, ironicNodes: ironicTruth() }), { ironicNodesFile: 'n.json' }).find((f) => f.kind === 'provider-without-node')?.suggestion).toBe(
+      'nova-reconcile placement cleanup_providers',
+    );
+  });
+
   it('node-without-provider: a name held by a live duplicate (ironic rebalance) points at compute_node rebalance', () => {
     const svc0 = service('ironic-0');
     const svc1 = service('ironic-1');
@@ -458,18 +505,22 @@ describe('auditSnapshot: placement', () => {
     const sharing = provider(u('share'), 'nfs', { traits: ['MISC_SHARES_VIA_AGGREGATE'] });
     const vm = instance(u('vm1'), a.cn);
     const quiet = instance(u('vm2'), a.cn);
-    const s = snapshot({
+    const parts: Parts = {
       hostMappings: [a.hm, b.hm],
       services: [a.svc, b.svc],
       computeNodes: [a.cn, b.cn],
       instances: [vm, quiet],
       providers: [a.rp, b.rp, sharing],
       allocations: [alloc(a.rp, vm.uuid), alloc(b.rp, vm.uuid), alloc(a.rp, quiet.uuid), alloc(sharing, quiet.uuid, 'DISK_GB', 20)],
-    });
-    const findings = auditSnapshot(s);
+    };
+    const findings = auditSnapshot(snapshot(parts));
     expect(kinds(findings)).toEqual(['allocation-on-other-node']);
     expect(findings[0]).toMatchObject({ objects: { instance_uuid: vm.uuid, node_uuid: a.cn.uuid, provider_uuids: [b.cn.uuid] } });
-    expect(findings[0]?.suggestion).toBe(`nova-manage placement heal_allocations --instance ${vm.uuid} --force`);
+    // The tool's own fix: nova's orphaned allocation on compute-2's provider, removed by placement audit --delete.
+    expect(findings[0]?.suggestion).toBe(`nova-reconcile placement audit --resource_provider ${b.cn.uuid} --delete`);
+    // Nothing on its own node: the allocations must be rewritten there (Placement API: heal_allocations --force).
+    const lost = auditSnapshot(snapshot({ ...parts, allocations: [alloc(b.rp, vm.uuid), alloc(a.rp, quiet.uuid)] }));
+    expect(lost.find((f) => f.kind === 'allocation-on-other-node')?.suggestion).toBe(`nova-manage placement heal_allocations --instance ${vm.uuid} --force`);
   });
 
   it('an instance in the middle of a migration may hold allocations on both nodes', () => {

@@ -302,6 +302,76 @@ describe('planRebalance: re-homing off dead services', () => {
   });
 });
 
+describe('planRebalance: legacy duplicates while both services are up (pre-Rocky random uuids, bug 1714248)', () => {
+  const A = 'aaaaaaaa-1111-4111-8111-0000000000a1';
+  const B = 'bbbbbbbb-2222-4222-8222-0000000000b2';
+  /** CN-a on ironic-1 holds the instance and the provider named N; CN-b on ironic-2 (newer) has neither; both up. */
+  function legacy(): World {
+    const w: World = { services: [], nodes: [], instances: [], providers: [], inventories: [], allocations: [], consumers: [] };
+    w.services.push(service('ironic-1'), service('ironic-2'));
+    w.nodes.push(ironicRow(A, 'ironic-1'), ironicRow(B, 'ironic-2', { createdAt: ago(3600) }));
+    const rp = providerWithInventory(w, A, N, 1, 4);
+    allocate(w, rp.id, I);
+    w.instances.push(instance('ironic-1'));
+    return w;
+  }
+
+  it('keeps the row with the instance and the provider, soft-deletes the other host-guarded, leaves placement alone', () => {
+    const w = legacy();
+    const plan = planRebalance(snapshot(w), opts);
+    expect(plan.refused).toEqual([]);
+    expect(changes(plan)).toMatchObject([{ kind: 'soft-delete-compute-node', uuid: B, host: 'ironic-2' }]);
+    const end = expectConvergence(w);
+    expect(end.providers).toEqual(w.providers);
+    expect(end.instances).toEqual(w.instances);
+  });
+
+  it('keeps the provider row without an instance too', () => {
+    const w = legacy();
+    w.instances = [];
+    w.allocations = [];
+    expect(changes(planRebalance(snapshot(w), opts))).toMatchObject([{ kind: 'soft-delete-compute-node', uuid: B }]);
+  });
+
+  it('the provider row follows its instance onto the other up host (the instance host owns the node, §6)', () => {
+    const w = legacy();
+    w.instances = [instance('ironic-2')];
+    const plan = planRebalance(snapshot(w), opts);
+    expect(changes(plan)).toMatchObject([
+      { kind: 'soft-delete-compute-node', uuid: B },
+      { kind: 'rehome-compute-node', uuid: A, fromHost: 'ironic-1', toHost: 'ironic-2', instance: null },
+    ]);
+    expectConvergence(w);
+  });
+
+  it('refuses when neither row matches a provider', () => {
+    const w = legacy();
+    w.providers = [];
+    w.inventories = [];
+    w.allocations = [];
+    const plan = planRebalance(snapshot(w), opts);
+    expect(plan.units).toEqual([]);
+    expect(plan.refused).toMatchObject([{ reason: expect.stringContaining('no resource provider has any of their uuids') as unknown }]);
+  });
+
+  it('refuses when both rows have instances', () => {
+    const w = legacy();
+    w.instances.push(instance('ironic-2', { uuid: 'cccccccc-0000-4000-8000-000000000001' }));
+    const plan = planRebalance(snapshot(w), opts);
+    expect(plan.units).toEqual([]);
+    expect(plan.refused).toMatchObject([{ reason: expect.stringContaining('2 live instances are on it') as unknown }]);
+  });
+
+  it('still re-homes off a dead service: CN-a forced down goes to CN-b\'s up host', () => {
+    const w = legacy();
+    w.services = w.services.map((s) => (s.host === 'ironic-1' ? { ...s, forcedDown: true } : s));
+    expect(changes(planRebalance(snapshot(w), opts))).toMatchObject([
+      { kind: 'soft-delete-compute-node', uuid: B },
+      { kind: 'rehome-compute-node', uuid: A, toHost: 'ironic-2', instance: { uuid: I } },
+    ]);
+  });
+});
+
 describe('planRebalance: bad input', () => {
   const s = snapshot(failover());
   it.each([
