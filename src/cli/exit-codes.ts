@@ -18,10 +18,10 @@ export const RECONCILE_EXIT = {
 
 export const RECONCILE_EXIT_TABLE: ReadonlyArray<readonly [number, string]> = [
   [0, 'nothing to do / clean'],
-  [3, 'findings or a plan to apply; nothing changed (audit, or no --apply)'],
+  [3, 'findings or a plan to apply; nothing changed (audit, no --apply, every unit refused or skipped, or a plan over a circuit-breaker limit)'],
   [4, 'changes applied'],
-  [5, 'partly applied: some items were skipped because they changed since planning or were refused for safety (listed)'],
-  [2, 'could not run: configuration, database unreachable, lock held'],
+  [5, 'partly applied: something was applied and something was not (skipped because it changed since planning, or refused for safety; listed)'],
+  [2, 'could not run: configuration, database unreachable, lock held, implausible ground truth (an empty or foreign ironic node list)'],
   [127, 'invalid usage or input'],
   [255, 'unexpected internal error'],
 ];
@@ -42,6 +42,7 @@ export function exitCodeFor(kind: ErrorKind, family: CommandFamily, configFileMi
     case 'connection':
     case 'schema':
     case 'lock':
+    case 'implausible':
       return RECONCILE_EXIT.cannotRun;
     case 'internal':
       return RECONCILE_EXIT.internal;

@@ -62,6 +62,8 @@ export function renderApplyText(result: ApplyResult): string {
   for (const o of result.outcomes) {
     if (o.status === 'applied') lines.push(`  applied: ${o.unit.title}`);
     else lines.push(`  SKIPPED: ${o.unit.title}: ${o.reason} (${o.changesApplied} of ${o.unit.changes.length} change(s) had been applied; re-run to finish)`);
+    // Each unit's objects, as the dry run listed them: an apply that followed a different plan shows it (issue 13.3).
+    for (const pc of o.unit.changes) lines.push(changeLine(pc));
   }
   for (const r of result.refused) lines.push(`  refused: ${r.subject}: ${r.reason}${r.suggestion === undefined ? '' : ` (see: ${r.suggestion})`}`);
   if (result.journalPath !== undefined) lines.push(`journal: ${result.journalPath}`);
