@@ -18,8 +18,12 @@
 //    of one ironic node, by hypervisor_hostname, counted once), and the
 //    resource providers. The failure modes above make (nearly) every object
 //    look broken; a healthy cloud's cleanup touches a few per cent. Half sits
-//    far from both, and still lets a two-node cell lose one node. The
-//    comparison is strict: 1 of 2 passes, 2 of 3 trips.
+//    far from both. The comparison is strict (5 of 10 passes, 6 of 10
+//    trips), and a share of a handful is noise: a plan that touches at most
+//    MIN_FRACTION_OBJECTS objects of a scope never trips the fraction (moving
+//    the one node of a small lab, retiring 2 of 3 hosts). The damage such a
+//    plan can do is bounded, and an empty or foreign ironic list is refused
+//    before any plan (read-snapshot.ts, min_ironic_fraction).
 import { assertNever } from '../errors.js';
 import type { Change, Plan } from './plan.js';
 
@@ -63,6 +67,9 @@ export interface LimitTrip {
 }
 
 export const LIMIT_OVERRIDE = '--allow-large-plan';
+
+/** max_apply_fraction is judged only above this many objects of one scope. */
+export const MIN_FRACTION_OBJECTS = 5;
 
 /** Which objects each change removes or moves; other changes (renames, instance moves) count only as units. */
 function objectOf(change: Change): { kind: 'compute-node'; cellUuid: string; key: string } | { kind: 'provider'; id: number } | undefined {
@@ -125,7 +132,7 @@ export function checkPlanLimits(plan: Plan, totals: ScopeTotals, limits: PlanLim
   }
   if (limits.maxFraction >= 1) return trips;
   const fraction = (scope: string, scopeKey: string, count: number, total: number | undefined, what: string, verb: string): void => {
-    if (total === undefined || total === 0 || count / total <= limits.maxFraction) return;
+    if (total === undefined || total === 0 || count <= MIN_FRACTION_OBJECTS || count / total <= limits.maxFraction) return;
     const scopeUnits = objects.unitsByScope.get(scopeKey) ?? 0;
     trips.push({
       limit: 'max_apply_fraction',
