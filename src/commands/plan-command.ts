@@ -112,6 +112,8 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
       return isEmptyPlan(plan) ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
     }
     return withApplyLock(d, reconcile.lockTimeout, async () => {
+      // The reviewed plan's deployment and options are checked before planning; its command once the plan names it.
+      if (s.planIn !== undefined) checkPlanFile(s.planIn.path, s.planIn.doc, undefined, await deploymentIdentity(d), planOptions);
       const current = await buildPlan(d);
       let full = current;
       let stale: readonly StaleUnit[] = [];

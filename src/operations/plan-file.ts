@@ -76,8 +76,8 @@ export function readPlanFile(path: string): PlanFile {
  * deployment it was planned on, with the same plan-shaping options:
  * anything else is refused with one line (exit 127).
  */
-export function checkPlanFile(path: string, doc: PlanFile, command: string, identity: DeploymentIdentity, options: PlanOptions): void {
-  if (doc.command !== command) throw new ReconcileError('input', `--plan-in ${path}: the plan is of \`${doc.command}\`, not of \`${command}\``);
+export function checkPlanFile(path: string, doc: PlanFile, command: string | undefined, identity: DeploymentIdentity, options: PlanOptions): void {
+  if (command !== undefined && doc.command !== command) throw new ReconcileError('input', `--plan-in ${path}: the plan is of \`${doc.command}\`, not of \`${command}\``);
   if (doc.deployment.api !== identity.api || !sameSet(doc.deployment.cells, identity.cells))
     throw new ReconcileError(
       'input',
