@@ -49,7 +49,7 @@ describeEachDialect('--plan-out / --plan-in', (dialect) => {
     await d.cleanup();
   });
 
-  it('applies exactly the reviewed units; a unit whose host changed is skipped with the reason and writes nothing; nothing new is added', async () => {
+  it('applies exactly the reviewed units; a unit whose host changed is skipped with the reason and writes nothing; nothing new is added', { timeout: 120_000 }, async () => {
     const cell1 = d.knex('cell1');
     await deleteService(cell1, 'compute-2');
     await deleteService(cell1, 'compute-3');
@@ -105,7 +105,7 @@ describeEachDialect('--plan-out / --plan-in', (dialect) => {
     expect(await state(d)).toEqual(before);
   });
 
-  it('refuses a plan file of another command, another deployment or other options with one line (127), changing nothing', async () => {
+  it('refuses a plan file of another command, another deployment or other options with one line (127), changing nothing', { timeout: 120_000 }, async () => {
     await deleteService(d.knex('cell1'), 'compute-3');
     const planFile = join(d.dir, 'plan.json');
     expect((await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--plan-out', planFile])).code).toBe(3);
