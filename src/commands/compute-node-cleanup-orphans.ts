@@ -16,7 +16,15 @@ export const cleanupOrphansCommand: CommandSpec = {
       "consumer's allocations are deleted, and a live instance's last allocations are never touched. Then the compute node is soft-deleted " +
       "as Nova does (deleted = id, WHERE id = ? AND host = ? AND deleted = 0). A node with a live instance is refused: use compute_node rebalance.",
   ],
-  options: [{ flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' }, MAX_COUNT_OPTION, ...APPLY_OPTIONS],
+  options: [
+    {
+      flags: '--ironic-nodes <file>',
+      description:
+        'JSON of `openstack baremetal node list -f json`, or one node uuid per line. A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
+    },
+    MAX_COUNT_OPTION,
+    ...APPLY_OPTIONS,
+  ],
   exitCodes: PLAN_EXIT_CODES,
   examples: [
     'openstack baremetal node list -f json > nodes.json',

@@ -35,7 +35,7 @@ export const APPLY_OPTIONS: readonly OptionSpec[] = [
   {
     flags: '--max-apply-fraction <f>',
     description:
-      'circuit breaker: apply nothing when the plan removes or moves more than this share (0..1) of the live compute nodes of a cell, or of the resource providers (default: [nova_reconcile] max_apply_fraction, 0.5; 1: no limit)',
+      'circuit breaker: apply nothing when the plan removes or moves more than this share (0..1) of the live compute nodes of a cell, or of the resource providers, judged above 5 of them (default: [nova_reconcile] max_apply_fraction, 0.5; 1: no limit)',
   },
   { flags: LIMIT_OVERRIDE, description: 'apply a plan over a circuit-breaker limit (after reviewing it)' },
   FORMAT_OPTION,

@@ -32,6 +32,12 @@ export interface ReadSnapshotOptions {
    * belongs to another cell, so the audit and the planners read every cell.
    */
   readonly cellUuid?: string;
+  /**
+   * Refuse a cell whose services table is empty while it has live compute
+   * nodes (checkGroundTruth). Default true; false for views that judge no
+   * node by its service (compute_node list, placement audit).
+   */
+  readonly requireServices?: boolean;
   /** Progress lines ("reading cell 'cell1' (mysql://host:3306/nova_cell1)…"), for stderr. */
   readonly progress?: (line: string) => void;
 }
@@ -78,7 +84,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   // fanOutInOrder starts no new cell after a failure; a cell left unread is a failure too.
   if (parts.length !== toRead.length) throw new ReconcileError('internal', 'not every cell was read');
   const placement = await placementRead;
-  checkGroundTruth(toRead, parts, ironicNodes, options.ironic?.file, deployment.config.reconcile.minIronicFraction);
+  checkGroundTruth(toRead, parts, options.requireServices !== false, ironicNodes, options.ironic?.file, deployment.config.reconcile.minIronicFraction);
 
   return {
     takenAt,
@@ -120,8 +126,15 @@ export async function readIronicNodesFile(path: string): Promise<IronicNodeRec[]
  *    live ironic compute nodes the cells know (an empty list, another
  *    region's, a project-scoped listing).
  */
-function checkGroundTruth(cells: readonly CellMapping[], parts: readonly CellPart[], ironicNodes: readonly IronicNodeRec[] | undefined, ironicFile: string | undefined, minIronicFraction: number): void {
-  parts.forEach((p, i) => {
+function checkGroundTruth(
+  cells: readonly CellMapping[],
+  parts: readonly CellPart[],
+  requireServices: boolean,
+  ironicNodes: readonly IronicNodeRec[] | undefined,
+  ironicFile: string | undefined,
+  minIronicFraction: number,
+): void {
+  if (requireServices) parts.forEach((p, i) => {
     const live = p.computeNodes.filter((n) => !n.deleted).length;
     const cell = cells[i] as CellMapping;
     if (p.services.length === 0 && live > 0)
