@@ -105,7 +105,7 @@ describeEachDialect('circuit breaker', (dialect) => {
     expect([await liveNodes(d, 'cell1'), await liveNodes(d, 'cell2')]).toEqual([4, 4]);
   });
 
-  it('an empty or foreign --ironic-nodes list is implausible: exit 2, one line, nothing changed; the right list plans', async () => {
+  it('an empty or foreign --ironic-nodes list is implausible: exit 2, one line, nothing changed; the right list plans', { timeout: 180_000 }, async () => {
     d = await createTestDeployment(dialect, 'deleted-ironic-node', 'cbi');
     const S = DELETED_IRONIC_NODE;
     const file = (name: string, text: string): string => {
@@ -138,7 +138,7 @@ describeEachDialect('circuit breaker', (dialect) => {
     expect(ok.stdout).toContain(`ironic node ${S.goneNodeUuid} no longer exists in ironic`);
   });
 
-  it('a cell whose services table is empty while it has compute nodes is refused: exit 2, one line, nothing changed', async () => {
+  it('a cell whose services table is empty while it has compute nodes is refused: exit 2, one line, nothing changed', { timeout: 180_000 }, async () => {
     d = await createTestDeployment(dialect, 'libvirt', 'cbs');
     await d.knex('cell2')('services').delete();
     const before = await state(d);
