@@ -145,7 +145,7 @@ describeEachDialect('audit on deleted-ironic-node', (dialect) => {
     // The line is not echoed: a password file given by mistake must not leak.
     ['a non-uuid line', 'bm-gold-2\n', 'line 1: the line is not a valid UUID (9 characters', 127],
     ['an entry without uuid', '[{"Name": "bm-gold-2"}]', 'entry 1 has no UUID', 127],
-  ])('a bad --ironic-nodes file (%s) exits %i with one line and reads nothing', async (_name, content, problem, code) => {
+  ])('a bad --ironic-nodes file (%s) exits 127, or 2 when empty, with one line and reads nothing', async (_name, content, problem, code) => {
     const file = join(d.dir, 'bad-nodes');
     writeFileSync(file, content);
     const r = await runBin([...d.args, 'audit', '--ironic-nodes', file]);
