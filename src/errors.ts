@@ -18,6 +18,12 @@ export type ErrorKind =
   | 'not-found'
   /** Another run holds the session lock. */
   | 'lock'
+  /**
+   * Ground truth that cannot be right: an empty ironic node list, one that
+   * knows too few of the cells' ironic nodes, a cell whose services table is
+   * empty while it has compute nodes (issue 23). An error, never a verdict.
+   */
+  | 'implausible'
   /** A bug or an unexpected state. */
   | 'internal';
 

@@ -18,28 +18,33 @@ export const RECONCILE_EXIT = {
 
 export const RECONCILE_EXIT_TABLE: ReadonlyArray<readonly [number, string]> = [
   [0, 'nothing to do / clean'],
-  [3, 'findings or a plan to apply; nothing changed (audit, or no --apply)'],
+  [3, 'findings or a plan to apply; nothing changed (audit, no --apply, every unit refused or skipped, or a plan over a circuit-breaker limit)'],
   [4, 'changes applied'],
-  [5, 'partly applied: some items were skipped because they changed since planning or were refused for safety (listed)'],
-  [2, 'could not run: configuration, database unreachable, lock held, the optional SQLite driver not installed'],
+  [5, 'partly applied: something was applied and something was not (skipped because it changed since planning, or refused for safety; listed)'],
+  [2, 'could not run: configuration, database unreachable, lock held, implausible ground truth (an empty or foreign ironic node list), the optional SQLite driver not installed'],
   [127, 'invalid usage or input'],
   [255, 'unexpected internal error'],
 ];
 
 /** What an apply's exit code is decided from (src/operations/apply-plan.ts ApplyResult). */
 export interface ApplyTally {
-  readonly outcomes: ReadonlyArray<{ readonly status: 'applied' | 'already-done' | 'skipped' }>;
+  readonly outcomes: ReadonlyArray<{ readonly status: 'applied' | 'already-done' | 'skipped'; readonly changesApplied?: number }>;
   readonly refused: readonly unknown[];
 }
 
 /**
- * The exit code of an apply: 5 when a unit was skipped or refused; else 4
- * when at least one unit was applied, and 0 when every unit was already done
- * (another run got there first) or there was nothing to do.
+ * The exit code of an apply (issues 13.4 and 17.2): 5 only when something was
+ * written AND something was not (skipped or refused); 4 when units were
+ * applied and nothing was left; 3 when nothing was written but something was
+ * refused or skipped; 0 when there was nothing to do or every unit was
+ * already done by another run. A skipped unit that committed some of its
+ * changes counts as written.
  */
 export function applyExitCode(result: ApplyTally): number {
-  if (result.refused.length > 0 || result.outcomes.some((o) => o.status === 'skipped')) return RECONCILE_EXIT.partial;
-  return result.outcomes.some((o) => o.status === 'applied') ? RECONCILE_EXIT.applied : RECONCILE_EXIT.clean;
+  const notDone = result.refused.length + result.outcomes.filter((u) => u.status === 'skipped').length;
+  const written = result.outcomes.some((u) => u.status === 'applied' || (u.status === 'skipped' && (u.changesApplied ?? 0) > 0));
+  if (written) return notDone > 0 ? RECONCILE_EXIT.partial : RECONCILE_EXIT.applied;
+  return notDone > 0 ? RECONCILE_EXIT.findings : RECONCILE_EXIT.clean;
 }
 
 /** nova-manage: argparse errors exit 2; oslo.config's missing --config-file exits 1; everything else 255. */
@@ -58,6 +63,7 @@ export function exitCodeFor(kind: ErrorKind, family: CommandFamily, configFileMi
     case 'connection':
     case 'schema':
     case 'lock':
+    case 'implausible':
       return RECONCILE_EXIT.cannotRun;
     case 'internal':
       return RECONCILE_EXIT.internal;

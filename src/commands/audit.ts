@@ -29,14 +29,18 @@ export const auditCommand: CommandSpec = {
   ],
   options: [
     { flags: '--cell <uuid>', description: "only report this cell's findings (every cell is still read)" },
-    { flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' },
+    {
+      flags: '--ironic-nodes <file>',
+      description:
+        'JSON of `openstack baremetal node list -f json`, or one node uuid per line. A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
+    },
     { flags: '--verbose', description: 'print progress on stderr (also when stderr is a terminal)' },
     { ...FORMAT_OPTION, description: 'output format: table, or json (one document on stdout)' },
   ],
   exitCodes: [
     [0, 'clean: no findings'],
     [3, 'findings were reported; nothing changed'],
-    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable'],
+    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services)'],
     [127, 'invalid usage or input: a malformed --cell uuid, an unknown cell, an unreadable or malformed --ironic-nodes file'],
     [255, 'unexpected internal error'],
   ],

@@ -18,7 +18,15 @@ export const cleanupOrphansCommand: CommandSpec = {
       "as Nova does (deleted = id, WHERE id = ? AND host = ? AND deleted = 0). A node with a live instance is refused, with what frees it: " +
       'for a libvirt host, its nova-compute registering again; for an ironic node that Ironic no longer lists, deleting the server.',
   ],
-  options: [{ flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' }, MAX_COUNT_OPTION, ...APPLY_OPTIONS],
+  options: [
+    {
+      flags: '--ironic-nodes <file>',
+      description:
+        'JSON of `openstack baremetal node list -f json`, or one node uuid per line. A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
+    },
+    MAX_COUNT_OPTION,
+    ...APPLY_OPTIONS,
+  ],
   exitCodes: PLAN_EXIT_CODES,
   examples: [
     'openstack baremetal node list -f json > nodes.json',

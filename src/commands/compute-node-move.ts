@@ -1,38 +1,44 @@
 // compute_node move: the bulk ironic_compute_node_move, each node in its own transaction.
-import { RECONCILE_EXIT } from '../cli/exit-codes.js';
-import { applyJson, planJson, renderApplyText, renderPlanText } from '../cli/render-plan.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
 import { planWithConfigArguments } from '../cli/suggestions.js';
-import { isEmptyPlan, type Plan } from '../domain/plan.js';
-import { parseUuidArguments, type NodeMoveOptions } from '../domain/rebalance.js';
+import type { Plan } from '../domain/plan.js';
+import { parseUuidArguments, type NodeMoveOptions, type NodeMovePlan } from '../domain/rebalance.js';
 import { ReconcileError } from '../errors.js';
-import { applyPlan, withApplyLock } from '../operations/apply-plan.js';
+import type { ApplyResult } from '../operations/apply-plan.js';
 import { moveReport, planComputeNodeMoves } from '../operations/ironic-move.js';
-import { printJson, useDeployment } from './deployment.js';
-import { APPLY_OPTIONS, PLAN_EXIT_CODES } from './plan-command.js';
+import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+
+const SKIP_REFUSED = '--skip-refused';
 
 export const moveCommand: CommandSpec = {
   path: ['compute_node', 'move'],
   family: 'reconcile',
   summary: 'move ironic compute nodes (and their instances) to another nova-compute service (plan first; --apply to change)',
   description: [
-    'The bulk form of `db ironic_compute_node_move`: give the nodes with --node (repeatable) or all the nodes of --from-host. Each node ' +
+    'The bulk form of `db ironic_compute_node_move`: give the nodes with --node (repeatable) or all the nodes of one or more --from-host. Each node ' +
       "moves in its own transaction: the compute node's host and service_id, and its instance's host. The node uuid, and so its provider " +
       'and allocations, stay.',
     'A node is refused, with the reason, when the destination is forced down, has no host mapping, or is in another cell; when its ' +
       'source service is up and not forced down (a source that is down but not forced down needs --source-down-ok); when it is not an ' +
-      'ironic node; or when it has more than one live instance. The others still move. --format json lists nodes_moved, ' +
+      'ironic node; or when it has more than one live instance. All or nothing: when any node is refused, nothing moves (exit 3) unless ' +
+      '--skip-refused is given, which moves the others (exit 5: something moved and something did not). --format json lists nodes_moved, ' +
       'instances_moved and nodes_skipped with their reasons.',
+    'Afterwards, delete each source service that has no node left through the compute API (`openstack compute service delete`), so that ' +
+      'Nova removes its host mapping and resource provider as it does for any service delete; the command prints that follow-up.',
   ],
   options: [
     { flags: '--node <uuid>', description: 'a compute node (ironic node) uuid; repeatable', repeatable: true },
-    { flags: '--from-host <host>', description: 'every compute node of this host' },
+    { flags: '--from-host <host>', description: 'every compute node of this host; repeatable', repeatable: true },
     { flags: '--to-host <host>', description: 'the destination nova-compute service host', required: true },
     { flags: '--source-down-ok', description: 'also move nodes whose source service is down (longer than service_down_time) though not forced down' },
+    { flags: SKIP_REFUSED, description: 'move the nodes that are not refused; without it any refused node means nothing moves' },
     ...APPLY_OPTIONS,
   ],
   exitCodes: PLAN_EXIT_CODES,
-  examples: ['nova-reconcile compute_node move --from-host ironic-compute-0 --to-host ironic-compute-1', 'nova-reconcile compute_node move --node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --to-host ironic-compute-1 --apply --format json'],
+  examples: [
+    'nova-reconcile compute_node move --from-host ironic-compute-0 --from-host ironic-compute-2 --to-host ironic-compute-1',
+    'nova-reconcile compute_node move --node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --to-host ironic-compute-1 --apply --format json',
+  ],
   async run(ctx, o) {
     return runMove(ctx, o, parseMoveOptions(o));
   },
@@ -40,9 +46,9 @@ export const moveCommand: CommandSpec = {
 
 function parseMoveOptions(o: CommandOptions): NodeMoveOptions {
   const nodes = Array.isArray(o['node']) ? parseUuidArguments(o['node'].map(String), '--node') : undefined;
-  const fromHost = typeof o['fromHost'] === 'string' ? o['fromHost'] : undefined;
-  if ((nodes === undefined) === (fromHost === undefined)) throw new ReconcileError('usage', 'give either --node (repeatable) or --from-host, not both and not neither');
-  return { ...(nodes === undefined ? {} : { nodes }), ...(fromHost === undefined ? {} : { fromHost }), toHost: String(o['toHost']), sourceDownOk: o['sourceDownOk'] === true };
+  const fromHosts = Array.isArray(o['fromHost']) ? o['fromHost'].map(String) : undefined;
+  if ((nodes === undefined) === (fromHosts === undefined)) throw new ReconcileError('usage', 'give either --node (repeatable) or --from-host (repeatable), not both and not neither');
+  return { ...(nodes === undefined ? {} : { nodes }), ...(fromHosts === undefined ? {} : { fromHosts }), toHost: String(o['toHost']), sourceDownOk: o['sourceDownOk'] === true };
 }
 
 /** Refusals' suggested commands keep the user's --config-file/--config-dir. */
@@ -51,27 +57,52 @@ function withSuggestionConfig<M extends { readonly plan: Plan }>(mp: M, ctx: Com
 }
 
 async function runMove(ctx: CommandContext, o: CommandOptions, options: NodeMoveOptions): Promise<number> {
-  const json = o['format'] === 'json';
-  const settings = ctx.loadConfig().reconcile;
-  return useDeployment(ctx, async (d) => {
-    if (o['apply'] !== true) {
-      const mp = withSuggestionConfig(await planComputeNodeMoves(d, options), ctx);
-      if (json) printJson(ctx, { ...(planJson(mp.plan) as object), ...moveReport(mp, undefined), dry_run: true, changed: false });
-      else ctx.stdout.write(renderPlanText(mp.plan) + (isEmptyPlan(mp.plan) ? '' : '\nNothing was changed. Re-run with --apply to apply this plan.\n'));
-      return isEmptyPlan(mp.plan) ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
-    }
-    return withApplyLock(d, settings.lockTimeout, async () => {
-      const mp = withSuggestionConfig(await planComputeNodeMoves(d, options), ctx);
-      const result = await applyPlan(d, mp.plan, {
-        journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
-        journalDir: settings.journalDir,
-        concurrency: settings.applyConcurrency,
-        onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
-      });
-      if (json) printJson(ctx, { ...(applyJson(mp.plan, result) as object), ...moveReport(mp, result) });
-      else ctx.stdout.write(isEmptyPlan(mp.plan) ? renderPlanText(mp.plan) : renderApplyText(result));
-      if (isEmptyPlan(mp.plan)) return RECONCILE_EXIT.clean;
-      return result.refused.length > 0 || result.outcomes.some((u) => u.status === 'skipped') ? RECONCILE_EXIT.partial : RECONCILE_EXIT.applied;
-    });
-  });
+  let mp: NodeMovePlan | undefined;
+  return runPlanCommand(
+    ctx,
+    o,
+    async (d) => {
+      mp = withSuggestionConfig(await planComputeNodeMoves(d, options), ctx);
+      return mp.plan;
+    },
+    {
+      allOrNothing: { flag: SKIP_REFUSED, skipRefused: o['skipRefused'] === true },
+      jsonExtras: (result) => (mp === undefined ? {} : { ...moveReport(mp, result), follow_up: followUps(mp, result).map((f) => ({ host: f.host, service_uuid: f.serviceUuid, command: f.command })) }),
+      followUp: (result) => (mp === undefined ? '' : followUpText(followUps(mp, result), result === undefined)),
+    },
+  );
+}
+
+interface FollowUp {
+  readonly host: string;
+  readonly serviceUuid: string | null;
+  readonly command: string;
+}
+
+/**
+ * The source services left without a node: Nova's own service delete (through
+ * the API) removes their host mapping and provider. Not done here: this tool
+ * writes no service row (DESIGN.md). On a dry run: the services that would be
+ * left without a node.
+ */
+function followUps(mp: NodeMovePlan, result: ApplyResult | undefined): FollowUp[] {
+  const moved = result === undefined ? undefined : new Set(result.outcomes.filter((u) => u.status !== 'skipped').map((u) => u.unit.id));
+  return mp.sources
+    .filter((src) => src.nodesLeft === 0 && mp.moves.filter((m) => m.fromHost === src.host).every((m) => moved === undefined || moved.has(m.unitId)))
+    .map((src) => ({
+      host: src.host,
+      serviceUuid: src.serviceUuid,
+      // The uuid needs compute API microversion 2.53; it names the service in every cell unambiguously.
+      command: src.serviceUuid === null ? `openstack compute service delete ${src.serviceId}` : `openstack --os-compute-api-version 2.53 compute service delete ${src.serviceUuid}`,
+    }));
+}
+
+function followUpText(items: readonly FollowUp[], dryRun: boolean): string {
+  if (items.length === 0) return '';
+  const lines = [
+    '',
+    `${dryRun ? 'After --apply, delete' : 'Next: delete'} the source service(s) left without a node through the compute API, so that Nova removes their host mappings and resource providers:`,
+    ...items.map((f) => `  ${f.command}    # ${f.host}`),
+  ];
+  return lines.join('\n') + '\n';
 }

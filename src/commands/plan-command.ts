@@ -1,20 +1,44 @@
 // The shared shape of every mutating reconciliation command: build a plan;
-// without --apply print it and exit 3 (0 when empty); with --apply take the
-// apply lock, plan again under it, apply, and exit 4 (5 when something was
-// skipped or refused).
+// without --apply print it (and with --plan-out write it) and exit 3 (0 when
+// empty); with --apply take the apply lock, plan again under it (with
+// --plan-in: keep only the reviewed units that still hold), check the circuit
+// breaker's limits, apply, and exit by applyExitCode.
 import { RECONCILE_EXIT, applyExitCode } from '../cli/exit-codes.js';
 import { applyJson, planJson, renderApplyText, renderPlanText } from '../cli/render-plan.js';
 import { FORMAT_OPTION, type CommandContext, type CommandOptions, type OptionSpec } from '../cli/spec.js';
 import { planWithConfigArguments } from '../cli/suggestions.js';
+import { parseFraction } from '../config/option-values.js';
+import type { ReconcileSettings } from '../config/types.js';
 import type { Deployment } from '../db/deployment.js';
+import { LIMIT_OVERRIDE, type LimitTrip, type PlanLimits } from '../domain/plan-limits.js';
+import { matchReviewed, type StaleUnit } from '../domain/plan-review.js';
 import { isEmptyPlan, type Plan } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
-import { applyPlan, withApplyLock } from '../operations/apply-plan.js';
+import { applyPlan, deploymentIdentity, withApplyLock, type ApplyResult, type UnitOutcome } from '../operations/apply-plan.js';
+import { checkPlanFile, planFromFile, planOptionsOf, readPlanFile, writePlanFile, PLAN_FORMAT, type PlanFile } from '../operations/plan-file.js';
+import { planLimitTrips } from '../operations/plan-limits.js';
+import { utcNowString } from '../db/time.js';
 import { printJson, useDeployment } from './deployment.js';
 
 export const APPLY_OPTIONS: readonly OptionSpec[] = [
   { flags: '--apply', description: 'apply the plan; without it the plan is printed and nothing changes' },
   { flags: '--journal <file>', description: 'write the journal of applied changes here (default: a timestamped file in [nova_reconcile] journal_dir)' },
+  { flags: '--plan-out <file>', description: 'dry run only: also write the plan to FILE (versioned JSON, no secrets) for review and --plan-in' },
+  {
+    flags: '--plan-in <file>',
+    description:
+      'with --apply: apply exactly the units of this reviewed plan (same command, deployment and options). A unit whose rows changed since is skipped with what changed; nothing new is added',
+  },
+  {
+    flags: '--max-apply-units <n>',
+    description: 'circuit breaker: apply nothing when the plan has more than N units (default: [nova_reconcile] max_apply_units, 1000; 0: no limit)',
+  },
+  {
+    flags: '--max-apply-fraction <f>',
+    description:
+      'circuit breaker: apply nothing when the plan removes or moves more than this share (0..1) of the live compute nodes of a cell, or of the resource providers, judged above 5 of them (default: [nova_reconcile] max_apply_fraction, 0.5; 1: no limit)',
+  },
+  { flags: LIMIT_OVERRIDE, description: 'apply a plan over a circuit-breaker limit (after reviewing it)' },
   FORMAT_OPTION,
 ];
 
@@ -26,34 +50,96 @@ export const MAX_COUNT_OPTION: OptionSpec = {
 
 export const PLAN_EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
   [0, 'nothing to do, or every unit was already done by someone else'],
-  [3, 'a plan was printed; nothing changed (no --apply)'],
+  [3, 'nothing changed: a plan was printed (no --apply); or every unit was refused or skipped; or the plan is over a circuit-breaker limit'],
   [4, 'every change was applied (units another run had already done count as done)'],
-  [5, 'partly applied: some units were skipped (their rows changed since planning) or refused for safety'],
-  [2, 'could not run: configuration, a database unreachable, or another run holds the lock'],
-  [127, 'invalid usage or input'],
+  [5, 'partly applied: something was applied and something was not (units skipped because their rows changed since planning, or refused for safety; listed)'],
+  [2, 'could not run: configuration, a database unreachable, another run holds the lock, or implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services)'],
+  [127, 'invalid usage or input (a --plan-in file of another command or deployment)'],
   [255, 'unexpected internal error'],
 ];
 
-export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, buildPlan: (d: Deployment) => Promise<Plan>): Promise<number> {
+/** Options that say how to run, print and apply, not what to plan (a plan file records the others). */
+const RUN_OPTIONS: ReadonlySet<string> = new Set(['apply', 'journal', 'format', 'planOut', 'planIn', 'maxCount', 'maxApplyUnits', 'maxApplyFraction', 'allowLargePlan', 'skipRefused']);
+
+export interface PlanCommandHooks {
+  /**
+   * All or nothing (compute_node move): when any item is refused nothing is
+   * applied (exit 3) unless the operator gave `flag`.
+   */
+  readonly allOrNothing?: { readonly flag: string; readonly skipRefused: boolean };
+  /** More fields for the JSON document (result: undefined on a dry run). */
+  readonly jsonExtras?: (result: ApplyResult | undefined) => object;
+  /** Lines printed after the plan or the apply's result (what to do next). */
+  readonly followUp?: (result: ApplyResult | undefined) => string;
+}
+
+interface Settings {
+  readonly maxCount: number | undefined;
+  readonly limits: PlanLimits & { readonly allow: boolean };
+  readonly planOut: string | undefined;
+  readonly planIn: { readonly path: string; readonly doc: PlanFile } | undefined;
+}
+
+export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, buildPlan: (d: Deployment) => Promise<Plan>, hooks: PlanCommandHooks = {}): Promise<number> {
   const json = o['format'] === 'json';
-  const maxCount = parseMaxCount(o['maxCount']);
-  const settings = ctx.loadConfig().reconcile;
-  const limited = async (d: Deployment): Promise<{ plan: Plan; deferred: number }> => limitPlan(planWithConfigArguments(await buildPlan(d), ctx.configSources), maxCount);
+  const reconcile = ctx.loadConfig().reconcile;
+  const s = parseSettings(o, reconcile);
+  const planOptions = planOptionsOf(o, RUN_OPTIONS);
   const deferredLine = (deferred: number): string =>
-    deferred === 0 ? '' : `${deferred} more unit(s) left for a later run (--max-count ${String(maxCount)}).\n`;
+    deferred === 0 ? '' : `${deferred} more unit(s) left for a later run (--max-count ${String(s.maxCount)}).\n`;
+  const followUp = (result: ApplyResult | undefined): string => hooks.followUp?.(result) ?? '';
+  const extras = (result: ApplyResult | undefined): object => hooks.jsonExtras?.(result) ?? {};
+  // Refusals' suggested commands keep the user's --config-file/--config-dir.
+  const build = async (d: Deployment): Promise<Plan> => planWithConfigArguments(await buildPlan(d), ctx.configSources);
   return useDeployment(ctx, async (d) => {
     if (o['apply'] !== true) {
-      const { plan, deferred } = await limited(d);
-      if (json) printJson(ctx, { ...(planJson(plan) as object), dry_run: true, changed: false, deferred_units: deferred });
-      else ctx.stdout.write(renderPlanText(plan) + deferredLine(deferred) + (isEmptyPlan(plan) ? '' : '\nNothing was changed. Re-run with --apply to apply this plan.\n'));
+      const full = await build(d);
+      const { plan, deferred } = limitPlan(full, s.maxCount);
+      const trips = s.limits.allow ? [] : await planLimitTrips(d, full, s.limits);
+      const blocked = allOrNothingBlocks(full, hooks);
+      if (s.planOut !== undefined)
+        writePlanFile(s.planOut, { format: PLAN_FORMAT, command: plan.command, createdAt: utcNowString(), deployment: await deploymentIdentity(d), options: planOptions, units: plan.units, refused: plan.refused, deferredUnits: deferred });
+      const verdict = dryRunVerdict(plan, trips, blocked, hooks);
+      if (json)
+        printJson(ctx, {
+          ...(planJson(plan) as object),
+          dry_run: true,
+          changed: false,
+          deferred_units: deferred,
+          applicable: verdict.applicable,
+          breaker: trips.map(tripJson),
+          ...(s.planOut === undefined ? {} : { plan_file: s.planOut }),
+          ...extras(undefined),
+        });
+      else ctx.stdout.write(renderPlanText(plan) + deferredLine(deferred) + (isEmptyPlan(plan) ? '' : `\n${verdict.text}`) + (s.planOut === undefined ? '' : `plan written to ${s.planOut}\n`) + followUp(undefined));
       return isEmptyPlan(plan) ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
     }
-    return withApplyLock(d, settings.lockTimeout, async () => {
-      const { plan, deferred } = await limited(d);
-      const result = await applyPlan(d, plan, {
+    return withApplyLock(d, reconcile.lockTimeout, async () => {
+      // The reviewed plan's deployment and options are checked before planning; its command once the plan names it.
+      if (s.planIn !== undefined) checkPlanFile(s.planIn.path, s.planIn.doc, undefined, await deploymentIdentity(d), planOptions);
+      const current = await build(d);
+      let full = current;
+      let stale: readonly StaleUnit[] = [];
+      if (s.planIn !== undefined) {
+        checkPlanFile(s.planIn.path, s.planIn.doc, current.command, await deploymentIdentity(d), planOptions);
+        const reviewed = matchReviewed(planFromFile(s.planIn.doc), current);
+        full = reviewed.plan;
+        stale = reviewed.stale;
+      }
+      const trips = s.limits.allow ? [] : await planLimitTrips(d, full, s.limits);
+      const blocked = allOrNothingBlocks(full, hooks);
+      if (trips.length > 0 || blocked !== undefined) {
+        // Nothing is applied: no journal, no write. A trip is one line on stderr, for cron's log.
+        if (trips.length > 0) ctx.stderr.write(`nova-reconcile: circuit breaker tripped: ${trips.map((t) => t.message).join('; ')}; nothing was applied (override: ${LIMIT_OVERRIDE})\n`);
+        if (json) printJson(ctx, { ...(planJson(full) as object), dry_run: false, changed: false, applied: [], skipped: stale.map(staleJson), breaker: trips.map(tripJson), journal: null, ...extras(undefined) });
+        else ctx.stdout.write(renderPlanText(full) + `\n${notApplied(trips, blocked)}` + staleText(stale));
+        return RECONCILE_EXIT.findings;
+      }
+      const { plan, deferred } = limitPlan(full, s.maxCount);
+      const applied = await applyPlan(d, plan, {
         journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
-        journalDir: settings.journalDir,
-        concurrency: settings.applyConcurrency,
+        journalDir: reconcile.journalDir,
+        concurrency: reconcile.applyConcurrency,
         onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
         onProgress: (p) => {
           // Says what happened to the units so far: a skipped unit is never counted as applied.
@@ -61,19 +147,88 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
             ctx.stderr.write(`done ${p.done}/${p.total} unit(s): ${p.applied} applied, ${p.alreadyDone} already done, ${p.skipped} skipped\n`);
         },
       });
-      if (json) printJson(ctx, { ...(applyJson(plan, result) as object), deferred_units: deferred });
-      else ctx.stdout.write((isEmptyPlan(plan) ? renderPlanText(plan) : renderApplyText(result)) + deferredLine(deferred));
+      const result = withStale(applied, stale, s.planIn === undefined ? undefined : s.planIn.doc);
+      const nothing = isEmptyPlan(plan) && stale.length === 0;
+      if (json) printJson(ctx, { ...(applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result) as object), deferred_units: deferred, breaker: [], ...extras(result) });
+      else ctx.stdout.write((nothing ? renderPlanText(plan) : renderApplyText(result)) + deferredLine(deferred) + (nothing ? '' : followUp(result)));
       return applyExitCode(result);
     });
   });
 }
 
+/** Reviewed units that no longer hold join the outcomes as skipped, in the reviewed order. */
+function withStale(result: ApplyResult, stale: readonly StaleUnit[], reviewed: PlanFile | undefined): ApplyResult {
+  if (reviewed === undefined || stale.length === 0) return result;
+  const byId = new Map<string, UnitOutcome>(result.outcomes.map((u) => [u.unit.id, u]));
+  for (const st of stale) byId.set(st.unit.id, { unit: st.unit, status: 'skipped', reason: st.reason, changesApplied: 0 });
+  const outcomes = reviewed.units.flatMap((u) => {
+    const out = byId.get(u.id);
+    return out === undefined ? [] : [out];
+  });
+  return { ...result, outcomes };
+}
+
+function allOrNothingBlocks(plan: Plan, hooks: PlanCommandHooks): string | undefined {
+  const a = hooks.allOrNothing;
+  if (a === undefined || a.skipRefused || plan.refused.length === 0) return undefined;
+  return `${plan.refused.length} item(s) are refused, and this command applies all or nothing: fix them, or pass ${a.flag} to apply the others`;
+}
+
+function dryRunVerdict(plan: Plan, trips: readonly LimitTrip[], blocked: string | undefined, hooks: PlanCommandHooks): { applicable: boolean; text: string } {
+  if (plan.units.length === 0) return { applicable: false, text: 'Nothing was changed, and --apply would change nothing: every item is refused (the reasons are listed above).\n' };
+  if (trips.length > 0 || blocked !== undefined) return { applicable: false, text: `Nothing was changed. --apply would apply nothing: ${[...trips.map((t) => t.message), ...(blocked === undefined ? [] : [blocked])].join('; ')}.${trips.length > 0 ? ` Review the plan; ${LIMIT_OVERRIDE} applies it.` : ''}\n` };
+  const refusedNote = plan.refused.length > 0 && hooks.allOrNothing === undefined ? ` The ${plan.refused.length} refused item(s) will be left alone.` : '';
+  return { applicable: true, text: `Nothing was changed. Re-run with --apply to apply this plan.${refusedNote}\n` };
+}
+
+function notApplied(trips: readonly LimitTrip[], blocked: string | undefined): string {
+  const lines = ['Nothing was applied:'];
+  for (const t of trips) lines.push(`  - circuit breaker: ${t.message}`);
+  if (trips.length > 0) lines.push(`    (review the plan; ${LIMIT_OVERRIDE} applies it, --max-apply-units / --max-apply-fraction or [nova_reconcile] change the limits)`);
+  if (blocked !== undefined) lines.push(`  - ${blocked}`);
+  return lines.join('\n') + '\n';
+}
+
+function staleText(stale: readonly StaleUnit[]): string {
+  return stale.map((st) => `  SKIPPED: ${st.unit.title}: ${st.reason}\n`).join('');
+}
+
+function staleJson(st: StaleUnit): object {
+  return { id: st.unit.id, reason: st.reason, changes_applied: 0 };
+}
+
+function tripJson(t: LimitTrip): object {
+  return { limit: t.limit, max: t.max, units: t.units, objects: t.objects, ...(t.total === undefined ? {} : { total: t.total }), scope: t.scope, message: t.message, override: LIMIT_OVERRIDE };
+}
+
+function parseSettings(o: CommandOptions, reconcile: ReconcileSettings): Settings {
+  const maxCount = parseMaxCount(o['maxCount']);
+  const maxUnits = o['maxApplyUnits'] === undefined ? reconcile.maxApplyUnits : parseCount(String(o['maxApplyUnits']), '--max-apply-units', 0);
+  let maxFraction = reconcile.maxApplyFraction;
+  if (o['maxApplyFraction'] !== undefined) {
+    const f = parseFraction(String(o['maxApplyFraction']));
+    if (f === undefined) throw new ReconcileError('usage', `--max-apply-fraction must be a number between 0 and 1, got '${String(o['maxApplyFraction'])}'`);
+    maxFraction = f;
+  }
+  const apply = o['apply'] === true;
+  const planOut = typeof o['planOut'] === 'string' ? o['planOut'] : undefined;
+  const planInPath = typeof o['planIn'] === 'string' ? o['planIn'] : undefined;
+  if (planOut !== undefined && apply) throw new ReconcileError('usage', '--plan-out writes the plan of a dry run: give it without --apply', { hint: 'review the file, then apply it with --plan-in FILE --apply' });
+  if (planInPath !== undefined && !apply) throw new ReconcileError('usage', '--plan-in applies a reviewed plan: give it with --apply');
+  // Bad input is reported before any database is opened.
+  const planIn = planInPath === undefined ? undefined : { path: planInPath, doc: readPlanFile(planInPath) };
+  return { maxCount, limits: { maxUnits, maxFraction, allow: o['allowLargePlan'] === true }, planOut, planIn };
+}
+
 /** --max-count: a positive integer, checked before any database is opened. */
 function parseMaxCount(value: unknown): number | undefined {
   if (value === undefined) return undefined;
-  const text = String(value);
-  if (!/^[0-9]+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text)))
-    throw new ReconcileError('usage', `--max-count must be a positive integer, got '${text}'`);
+  return parseCount(String(value), '--max-count', 1);
+}
+
+function parseCount(text: string, option: string, min: number): number {
+  if (!/^[0-9]+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text)))
+    throw new ReconcileError('usage', `${option} must be a ${min === 0 ? 'non-negative' : 'positive'} integer, got '${text}'`);
   return Number(text);
 }
 

@@ -12,7 +12,7 @@ import { ReconcileError } from '../errors.js';
 import { defaultSearchRoots, findDefaultConfigSources } from './default-config-sources.js';
 import type { ParsedIni } from './ini-parser.js';
 import { createOptionLookup, type OptionLookup } from './option-lookup.js';
-import { readInteger, readList } from './option-values.js';
+import { readFraction, readInteger, readList } from './option-values.js';
 import { readConfigSources } from './read-config-sources.js';
 import type { ConfigSource, NovaConfig, ReconcileSettings } from './types.js';
 
@@ -27,6 +27,11 @@ export interface LoadConfigArgs {
   /** Decides the default journal_dir; defaults to an access(W_OK) check. */
   readonly isWritableDir?: (path: string) => boolean;
 }
+
+/** Circuit-breaker defaults; why these values: src/domain/plan-limits.ts and docs/RELIABILITY.md. */
+export const DEFAULT_MAX_APPLY_UNITS = 1000;
+export const DEFAULT_MAX_APPLY_FRACTION = 0.5;
+export const DEFAULT_MIN_IRONIC_FRACTION = 0.5;
 
 /** The system-wide journal location, used when its parent exists and is writable. */
 export const SYSTEM_STATE_DIR = '/var/lib/nova-reconcile';
@@ -93,6 +98,10 @@ function readReconcileSettings(lookup: OptionLookup, args: LoadConfigArgs, probl
     applyConcurrency: readInteger(lookup, { group, key: 'apply_concurrency', default: 4, min: 1, max: 16 }, problems),
     connectTimeout: readInteger(lookup, { group, key: 'connect_timeout', default: 10, min: 1, max: 3_600 }, problems),
     ironicRingMembers: readList(lookup, group, 'ironic_ring_members'),
+    // The circuit breaker's defaults and why: src/domain/plan-limits.ts.
+    maxApplyUnits: readInteger(lookup, { group, key: 'max_apply_units', default: DEFAULT_MAX_APPLY_UNITS, min: 0 }, problems),
+    maxApplyFraction: readFraction(lookup, { group, key: 'max_apply_fraction', default: DEFAULT_MAX_APPLY_FRACTION }, problems),
+    minIronicFraction: readFraction(lookup, { group, key: 'min_ironic_fraction', default: DEFAULT_MIN_IRONIC_FRACTION }, problems),
   });
 }
 

@@ -30,6 +30,32 @@ export function readInteger(lookup: OptionLookup, rule: IntegerRule, problems: s
   return value;
 }
 
+export interface FractionRule {
+  readonly group: string;
+  readonly key: string;
+  readonly default: number;
+}
+
+/** A FloatOpt bounded to 0..1 (a share): a decimal number; the default when unset or invalid. */
+export function readFraction(lookup: OptionLookup, rule: FractionRule, problems: string[]): number {
+  const found = lookup.find(rule.group, rule.key);
+  if (found === undefined) return rule.default;
+  const value = parseFraction(found.value);
+  if (value === undefined) {
+    problems.push(`${describe(rule, found)}: "${clip(found.value)}" is not a number between 0 and 1`);
+    return rule.default;
+  }
+  return value;
+}
+
+/** "0.5", ".25", "1", "0": a decimal in 0..1; undefined otherwise. */
+export function parseFraction(text: string): number | undefined {
+  const t = text.trim();
+  if (!/^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$/.test(t)) return undefined;
+  const value = Number(t);
+  return value >= 0 && value <= 1 ? value : undefined;
+}
+
 /** A ListOpt: comma-separated, items stripped, empty items dropped; undefined when unset. */
 export function readList(lookup: OptionLookup, group: string, key: string): readonly string[] | undefined {
   const found = lookup.find(group, key);

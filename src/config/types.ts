@@ -59,6 +59,23 @@ export interface ReconcileSettings {
   readonly connectTimeout: number;
   /** [nova_reconcile] ironic_ring_members, comma-separated; undefined when unset. */
   readonly ironicRingMembers: readonly string[] | undefined;
+  /**
+   * [nova_reconcile] max_apply_units (default 1000; 0: no limit): an apply
+   * whose plan has more units applies nothing (the circuit breaker, docs/RELIABILITY.md).
+   */
+  readonly maxApplyUnits: number;
+  /**
+   * [nova_reconcile] max_apply_fraction (default 0.5; 1: no limit): an apply
+   * that would remove or move more than this share of the compute nodes of a
+   * cell, or of the resource providers, applies nothing.
+   */
+  readonly maxApplyFraction: number;
+  /**
+   * [nova_reconcile] min_ironic_fraction (default 0.5; 0: no check): an
+   * --ironic-nodes list that holds fewer than this share of the live ironic
+   * compute nodes the cells know is refused as implausible.
+   */
+  readonly minIronicFraction: number;
 }
 
 export interface NovaConfig {

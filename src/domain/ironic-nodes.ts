@@ -30,9 +30,13 @@ export function parseIronicNodes(text: string, fileName: string): IronicNodeRec[
   const fail = (problem: string): never => {
     throw new ReconcileError('input', `--ironic-nodes ${fileName}: ${problem}`, { hint: HINT });
   };
-  if (body.trim() === '') return fail('the file is empty');
+  // An empty export is implausible ground truth (issue 23: exit 2, "could not
+  // run"), not a usage error: it is what a failed or wrongly scoped
+  // `openstack baremetal node list` leaves, and it would make every ironic
+  // compute node look deleted.
+  if (body.trim() === '') throw implausibleList(fileName, 'the file is empty');
   const first = body.trimStart()[0];
-  const nodes = first === '[' || first === '{' ? parseJsonNodes(body, fail) : parseUuidLines(body, fail);
+  const nodes = first === '[' || first === '{' ? parseJsonNodes(body, fail) : parseUuidLines(body, fileName, fail);
   // The same node listed twice is still one node.
   const unique = new Map<string, IronicNodeRec>();
   for (const n of nodes) if (!unique.has(n.uuid)) unique.set(n.uuid, n);
@@ -40,6 +44,28 @@ export function parseIronicNodes(text: string, fileName: string): IronicNodeRec[
 }
 
 type Fail = (problem: string) => never;
+
+/** An ironic node list that cannot be the truth of this deployment: never a verdict that every node is gone. */
+export function implausibleList(fileName: string, problem: string): ReconcileError {
+  return new ReconcileError('implausible', `--ironic-nodes ${fileName}: ${problem}; an empty or foreign node list is never taken as "every node is gone"`, {
+    hint: 'check the export (region, project scope, credentials) and re-run; [nova_reconcile] min_ironic_fraction sets how much of the known nodes the list must hold',
+  });
+}
+
+/**
+ * The share of the cells' live ironic compute nodes (by hypervisor_hostname,
+ * which is the ironic node uuid) that the list holds. A list for another
+ * deployment holds none; a project-scoped listing holds that project's share.
+ * `known` is 0 when the cells know no ironic node.
+ */
+export function ironicListCoverage(listed: readonly IronicNodeRec[], knownHypervisorHostnames: Iterable<string>): { known: number; held: number } {
+  const inList = new Set(listed.map((n) => n.uuid));
+  const known = new Set<string>();
+  for (const h of knownHypervisorHostnames) known.add(h.toLowerCase());
+  let held = 0;
+  for (const h of known) if (inList.has(h)) held += 1;
+  return { known: known.size, held };
+}
 
 function parseJsonNodes(body: string, fail: Fail): IronicNodeRec[] {
   let doc: unknown;
@@ -50,8 +76,8 @@ function parseJsonNodes(body: string, fail: Fail): IronicNodeRec[] {
   }
   const list = isObject(doc) && Array.isArray(doc['nodes']) ? doc['nodes'] : doc;
   if (!Array.isArray(list)) return fail('expected a JSON list of nodes');
-  // An explicit `[]` is a statement ("ironic has no nodes"); a file with no
-  // content at all is refused above, since it is more likely a failed export.
+  // An explicit `[]` parses; whether it is plausible is decided against the
+  // nodes the cells know (read-snapshot.ts, min_ironic_fraction).
   return list.map((entry: unknown, i) => parseNode(entry, `entry ${i + 1}`, fail));
 }
 
@@ -73,7 +99,7 @@ function parseNode(entry: unknown, where: string, fail: Fail): IronicNodeRec {
   };
 }
 
-function parseUuidLines(body: string, fail: Fail): IronicNodeRec[] {
+function parseUuidLines(body: string, fileName: string, fail: Fail): IronicNodeRec[] {
   const out: IronicNodeRec[] = [];
   body.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.replace(/#.*$/, '').trim();
@@ -81,7 +107,7 @@ function parseUuidLines(body: string, fail: Fail): IronicNodeRec[] {
     if (!isUuid(line)) fail(`line ${i + 1}: the line is not a valid UUID (${shape(line)})`);
     out.push({ uuid: line.toLowerCase(), instanceUuid: null, maintenance: null, provisionState: null, conductorGroup: null });
   });
-  if (out.length === 0) return fail('the file lists no node UUIDs (only comments and blank lines)');
+  if (out.length === 0) throw implausibleList(fileName, 'the file lists no node UUIDs (only comments and blank lines)');
   return out;
 }
 

@@ -659,9 +659,10 @@ function mergeState(into: PlanState, from: PlanState): void {
 // reason and the others still move.
 
 export interface NodeMoveOptions {
-  /** Compute node uuids (= ironic node uuids); or fromHost. */
+  /** Compute node uuids (= ironic node uuids); or fromHosts. */
   readonly nodes?: readonly string[];
-  readonly fromHost?: string;
+  /** Every compute node of these hosts (--from-host, repeatable). */
+  readonly fromHosts?: readonly string[];
   readonly toHost: string;
   /** Accept a source that is down (not heartbeating) though not forced down. */
   readonly sourceDownOk: boolean;
@@ -685,6 +686,21 @@ export interface NodeMovePlan {
   readonly plan: Plan;
   readonly moves: readonly NodeMove[];
   readonly skipped: readonly NodeMoveSkip[];
+  /**
+   * The live nova-compute services that nodes move away from, with the
+   * live compute nodes they keep besides the planned moves: once none is
+   * left, the service is deleted through the API (the follow-up).
+   */
+  readonly sources: readonly NodeMoveSource[];
+}
+
+export interface NodeMoveSource {
+  readonly host: string;
+  readonly cellUuid: string;
+  readonly serviceId: number;
+  readonly serviceUuid: string | null;
+  /** Live compute nodes of the host that the plan does not move. */
+  readonly nodesLeft: number;
 }
 
 export function planNodeMoves(snapshot: Snapshot, options: NodeMoveOptions): NodeMovePlan {
@@ -733,7 +749,25 @@ export function planNodeMoves(snapshot: Snapshot, options: NodeMoveOptions): Nod
     });
     moves.push({ unitId, nodeUuid, fromHost: from, toHost: to, instanceUuid: instance?.uuid ?? null });
   }
-  return { plan: { command: NODE_MOVE, units, refused }, moves, skipped };
+  return { plan: { command: NODE_MOVE, units, refused }, moves, skipped, sources: moveSources(ix, units) };
+}
+
+function moveSources(ix: SnapshotIndex, units: readonly Unit[]): NodeMoveSource[] {
+  const moving = new Set(units.flatMap((u) => u.changes.map((pc) => (pc.change.kind === 'rehome-compute-node' ? `${pc.change.target.cellUuid}:${pc.change.id}` : ''))));
+  const out: NodeMoveSource[] = [];
+  const seen = new Set<string>();
+  for (const u of units) {
+    const c = u.changes[0]?.change;
+    if (c === undefined || c.kind !== 'rehome-compute-node') continue;
+    const key = serviceKey(c.target.cellUuid, c.fromHost);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const service = ix.liveComputeService.get(key);
+    if (service === undefined) continue;
+    const nodesLeft = ix.liveNodes.filter((n) => n.cellUuid === c.target.cellUuid && hostKey(n.host) === hostKey(c.fromHost) && !moving.has(`${n.cellUuid}:${n.id}`)).length;
+    out.push({ host: c.fromHost, cellUuid: c.target.cellUuid, serviceId: service.id, serviceUuid: service.uuid, nodesLeft });
+  }
+  return out;
 }
 
 function selectMoveNodes(s: Snapshot, ix: SnapshotIndex, options: NodeMoveOptions): ComputeNodeRec[] {
@@ -745,10 +779,13 @@ function selectMoveNodes(s: Snapshot, ix: SnapshotIndex, options: NodeMoveOption
       return node;
     });
   }
-  const host = options.fromHost ?? '';
-  const nodes = ix.liveNodes.filter((n) => hostKey(n.host) === hostKey(host));
-  if (nodes.length === 0 && !s.services.some((svc) => svc.binary === 'nova-compute' && hostKey(svc.host) === hostKey(host)))
-    throw new ReconcileError('not-found', `--from-host ${host} has no compute node and no nova-compute service`, { hint: 'list the nodes with `nova-reconcile compute_node list`' });
+  const nodes: ComputeNodeRec[] = [];
+  for (const host of options.fromHosts ?? []) {
+    const ofHost = ix.liveNodes.filter((n) => hostKey(n.host) === hostKey(host) && !nodes.includes(n));
+    if (ofHost.length === 0 && !s.services.some((svc) => svc.binary === 'nova-compute' && hostKey(svc.host) === hostKey(host)))
+      throw new ReconcileError('not-found', `--from-host ${host} has no compute node and no nova-compute service`, { hint: 'list the nodes with `nova-reconcile compute_node list`' });
+    nodes.push(...ofHost);
+  }
   return nodes;
 }
 

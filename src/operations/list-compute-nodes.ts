@@ -16,6 +16,8 @@ export async function listComputeNodes(deployment: Deployment, options: ListComp
   const placementUrl = deployment.config.placementDatabaseConnection;
   const snapshot = await readSnapshot(deployment, {
     placement: placementUrl !== undefined && placementUrl !== '',
+    // A view: it shows each node with its service's state and judges none.
+    requireServices: false,
     ...(options.ironicNodesFile === undefined ? {} : { ironic: { file: options.ironicNodesFile } }),
     ...(options.cellUuid === undefined ? {} : { cellUuid: options.cellUuid }),
     ...(options.progress === undefined ? {} : { progress: options.progress }),

@@ -140,16 +140,17 @@ describeEachDialect('audit on deleted-ironic-node', (dialect) => {
   });
 
   it.each([
-    ['malformed JSON', '[{"UUID": ', 'not valid JSON'],
-    ['an empty file', '', 'the file is empty'],
+    ['malformed JSON', '[{"UUID": ', 'not valid JSON', 127],
+    // Implausible ground truth, not bad input (issue 23): exit 2.
+    ['an empty file', '', 'the file is empty', 2],
     // The line is not echoed: a password file given by mistake must not leak.
-    ['a non-uuid line', 'bm-gold-2\n', 'line 1: the line is not a valid UUID (9 characters'],
-    ['an entry without uuid', '[{"Name": "bm-gold-2"}]', 'entry 1 has no UUID'],
-  ])('a bad --ironic-nodes file (%s) exits 127 with one line and reads nothing', async (_name, content, problem) => {
+    ['a non-uuid line', 'bm-gold-2\n', 'line 1: the line is not a valid UUID (9 characters', 127],
+    ['an entry without uuid', '[{"Name": "bm-gold-2"}]', 'entry 1 has no UUID', 127],
+  ])('a bad --ironic-nodes file (%s) exits 127, or 2 when empty, with one line and reads nothing', async (_name, content, problem, code) => {
     const file = join(d.dir, 'bad-nodes');
     writeFileSync(file, content);
     const r = await runBin([...d.args, 'audit', '--ironic-nodes', file]);
-    expect(r.code).toBe(127);
+    expect(r.code).toBe(code);
     expect(r.stdout).toBe('');
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain(`nova-reconcile: error: --ironic-nodes ${file}: ${problem}`);

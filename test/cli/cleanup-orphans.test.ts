@@ -116,8 +116,18 @@ describeEachDialect('compute_node cleanup_orphans', (dialect) => {
     // A libvirt node: the rebalance only moves ironic nodes, so the way out is its nova-compute registering again.
     expect(dry.stdout).toContain('(see: start nova-compute on compute-1 (it registers its service again and keeps the node)');
     expect(dry.stdout).not.toContain('compute_node rebalance');
+    // Issue 13.4: a plan of refusals only has nothing to apply, and says so.
+    expect(dry.stdout).toContain('--apply would change nothing: every item is refused');
+    expect(dry.stdout).not.toContain('Re-run with --apply');
     const applied = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply']);
-    expect(applied.code).toBe(5);
+    // All refused, nothing written: 3 (not 5, "partly applied"), the refusal listed.
+    expect(applied.code).toBe(3);
+    expect(applied.stdout).toContain('applied 0 unit(s), skipped 0, refused 1.');
+    expect(applied.stdout).toContain(`refused: compute node`);
+    expect(applied.stdout).toContain(`live instance ${LIBVIRT_SERVER.uuid} is on it`);
+    const json = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--format', 'json']);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout)).toMatchObject({ changed: false, applied: [], skipped: [], refused: [{ reason: expect.stringContaining('live instance') as unknown }] });
     expect(await snapshotAll(d)).toEqual(before);
   });
 

@@ -2,7 +2,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
 import { createTestDeployment, describeEachDialect, type TestDeployment } from '../helpers/test-deployment.js';
-import { insertComputeNode } from '../../src/sandbox/rows.js';
+import { insertComputeNode, insertHostMapping } from '../../src/sandbox/rows.js';
+import { addComputeService } from '../../src/sandbox/builders.js';
+import { DAY, HOUR, scenarioClock } from '../../src/sandbox/clock.js';
 import { IRONIC_FAILOVER } from '../../src/sandbox/scenarios/ironic-failover.js';
 
 const F = IRONIC_FAILOVER;
@@ -62,10 +64,11 @@ describeEachDialect('compute_node move', (dialect) => {
     expect(JSON.parse(again.stdout)).toMatchObject({ changed: false, nodes_moved: [], nodes_skipped: [] });
   });
 
-  it('skips, with reasons, a duplicate on the destination, a non-ironic node, and an up source; the others still move', async () => {
+  it('refuses, with reasons, a duplicate on the destination, a non-ironic node, and an up source', async () => {
     await insertComputeNode(d.knex('cell1'), { uuid: 'e1e1e1e1-0000-4000-8000-000000000001', host: DEAD, hypervisorHostname: 'kvm-0.example.org', hypervisorType: 'QEMU' });
     const r = await runBin([...d.args, 'compute_node', 'move', '--from-host', DEAD, '--to-host', LIVE, '--apply', '--format', 'json']);
-    expect(r.code).toBe(5);
+    // Every node refused, nothing written: 3 (issue 13.4), not 5.
+    expect(r.code).toBe(3);
     const doc = JSON.parse(r.stdout) as MoveDoc;
     expect(doc.nodes_moved).toEqual([]);
     expect(doc.nodes_skipped.map((s) => [s.node_uuid, s.reason])).toEqual([
@@ -77,7 +80,7 @@ describeEachDialect('compute_node move', (dialect) => {
     await retireDuplicate(d);
     await d.knex('cell1')('services').update({ forced_down: 0, last_seen_up: new Date().toISOString().slice(0, 19).replace('T', ' ') }).where('host', DEAD);
     const up = await runBin([...d.args, 'compute_node', 'move', '--node', N, '--to-host', LIVE, '--apply']);
-    expect(up.code).toBe(5);
+    expect(up.code).toBe(3);
     expect(up.stdout).toContain(`source service ${DEAD} is up and not forced down`);
     expect(await hosts(d)).toEqual([DEAD, null, DEAD]);
   });
@@ -86,11 +89,53 @@ describeEachDialect('compute_node move', (dialect) => {
     await retireDuplicate(d);
     await d.knex('cell1')('services').update({ forced_down: 0 }).where('host', DEAD);
     const refused = await runBin([...d.args, 'compute_node', 'move', '--node', N, '--to-host', LIVE, '--apply']);
-    expect(refused.code).toBe(5);
+    expect(refused.code).toBe(3);
     expect(refused.stdout).toContain('is down but not forced down');
     const moved = await runBin([...d.args, 'compute_node', 'move', '--node', N, '--to-host', LIVE, '--apply', '--source-down-ok']);
     expect(moved.code, moved.stdout).toBe(4);
     expect((await hosts(d))[2]).toBe(LIVE);
+  });
+
+  it('all or nothing: one refused node means nothing moves (exit 3) unless --skip-refused (exit 5); several --from-host; prints the service-delete follow-up', async () => {
+    // A second dead, forced-down ironic host with one node, and a QEMU node on the first: refused.
+    await retireDuplicate(d);
+    const clock = scenarioClock();
+    const DEAD2 = 'ironic-compute-2';
+    const SVC2 = '3a9e4c1b-7d2f-4e8a-b5c6-0d1e2f3a4b5c';
+    const N2 = '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a';
+    const KVM = 'e1e1e1e1-0000-4000-8000-000000000001';
+    await addComputeService(d.knex('cell1'), { uuid: SVC2, host: DEAD2, clock, age: 90 * DAY, lastHeartbeatAgo: 2 * HOUR, forcedDown: true });
+    await insertHostMapping(d.knex('api'), { cellId: d.dbs.cellIds.cell1, host: DEAD2, createdAt: clock.ago(90 * DAY) });
+    await insertComputeNode(d.knex('cell1'), { uuid: N2, host: DEAD2, hypervisorHostname: N2, hypervisorType: 'ironic', createdAt: clock.ago(30 * DAY) });
+    await insertComputeNode(d.knex('cell1'), { uuid: KVM, host: DEAD, hypervisorHostname: 'kvm-0.example.org', hypervisorType: 'QEMU' });
+    const hostOf = async (uuid: string): Promise<string> => ((await d.knex('cell1')('compute_nodes').where({ uuid, deleted: 0 }).first()) as { host: string }).host;
+    const args = [...d.args, 'compute_node', 'move', '--from-host', DEAD, '--from-host', DEAD2, '--to-host', LIVE];
+
+    const dry = await runBin(args);
+    expect(dry.code).toBe(3);
+    expect(dry.stdout).toContain('compute_node move: 2 unit(s), 2 change(s), 1 refused.');
+    expect(dry.stdout).toContain('--apply would apply nothing: 1 item(s) are refused, and this command applies all or nothing');
+    expect(dry.stdout).not.toContain('Re-run with --apply');
+
+    const none = await runBin([...args, '--apply']);
+    expect(none.code).toBe(3);
+    expect(none.stdout).toContain('Nothing was applied:');
+    expect(none.stdout).toContain('it is a QEMU node, not an ironic node');
+    expect(none.stderr).not.toContain('journal:');
+    expect([await hostOf(N), await hostOf(N2), await hostOf(KVM)]).toEqual([DEAD, DEAD2, DEAD]);
+
+    const some = await runBin([...args, '--apply', '--skip-refused']);
+    // Something moved and something did not: 5.
+    expect(some.code, some.stderr).toBe(5);
+    expect(some.stdout).toContain('applied 2 unit(s), skipped 0, refused 1.');
+    // The apply names each unit's objects, as the dry run did.
+    expect(some.stdout).toContain(`re-home compute node`);
+    expect(some.stdout).toContain(`from host ${DEAD2} to ${LIVE}`);
+    // ironic-compute-2 has no node left: delete its service through the API. ironic-compute-0 keeps the QEMU node.
+    expect(some.stdout).toContain('Next: delete the source service(s) left without a node through the compute API');
+    expect(some.stdout).toContain(`openstack --os-compute-api-version 2.53 compute service delete ${SVC2}    # ${DEAD2}`);
+    expect(some.stdout).not.toContain(`# ${DEAD}\n`);
+    expect([await hostOf(N), await hostOf(N2), await hostOf(KVM)]).toEqual([LIVE, LIVE, DEAD]);
   });
 
   it('refuses a forced-down or unmapped destination', async () => {

@@ -3,7 +3,7 @@
 // chosen line, and the invariants checked after every kill.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import type { Knex } from 'knex';
 import { BIN, assertBuilt } from '../helpers/cli.js';
 import { createTestDeployment, type TestDeployment } from '../helpers/test-deployment.js';
@@ -37,8 +37,19 @@ async function bulk(k: Knex, table: string, rows: readonly Record<string, unknow
  * consumer's allocations; plus `stale` providers whose compute node never
  * existed (a deleted node's uuid), each with inventory and an orphaned consumer.
  */
+/**
+ * The campaigns kill applies of deliberately large plans (nearly every node
+ * of the cell is an orphan): the circuit breaker (issue 23, tested in
+ * test/cli/circuit-breaker.test.ts) is turned off in [nova_reconcile], the
+ * last section of the test deployment's nova.conf.
+ */
+export function disableCircuitBreaker(d: TestDeployment): void {
+  appendFileSync(d.confPath, 'max_apply_units = 0\nmax_apply_fraction = 1\n');
+}
+
 export async function createFaultDeployment(orphans: number, stale: number, prefix = 'flt'): Promise<FaultDeployment> {
   const d = await createTestDeployment('mysql', 'libvirt', prefix);
+  disableCircuitBreaker(d);
   const cell = d.knex('cell1');
   const placement = d.knex('placement');
   const tag = randomUUID().slice(0, 6);

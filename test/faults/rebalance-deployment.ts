@@ -34,7 +34,7 @@ import {
 } from '../../src/sandbox/rows.js';
 import { utcNowString } from '../../src/db/time.js';
 import { readJournal } from '../../src/operations/journal.js';
-import { allocationTotals, type CampaignTarget } from './helpers.js';
+import { allocationTotals, disableCircuitBreaker, type CampaignTarget } from './helpers.js';
 
 export const REBALANCE = ['compute_node', 'rebalance'] as const;
 const KINDS = ['failover', 'renamed', 'move', 'rekey'] as const;
@@ -85,6 +85,7 @@ export async function createRebalanceDeployment(perKind: number, prefix = 'rbk')
   // The campaign runs for many minutes; the live services must stay up
   // without a heartbeat writer racing the apply: service_down_time 1 day.
   writeFileSync(d.confPath, readFileSync(d.confPath, 'utf8').replace('[DEFAULT]\n', '[DEFAULT]\nservice_down_time = 86400\n'));
+  disableCircuitBreaker(d);
   const cell = d.knex('cell1');
   const placement = d.knex('placement');
   const tag = randomUUID().slice(0, 6);

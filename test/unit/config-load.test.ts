@@ -308,6 +308,9 @@ describe('loadConfig: typed values', () => {
       applyConcurrency: 4,
       connectTimeout: 10,
       ironicRingMembers: undefined,
+      maxApplyUnits: 1000,
+      maxApplyFraction: 0.5,
+      minIronicFraction: 0.5,
     });
   });
 
@@ -328,7 +331,7 @@ describe('loadConfig: typed values', () => {
     const a = write(
       home,
       'a.conf',
-      '[nova_reconcile]\njournal_dir = ~/j\nlock_timeout = 0\ncell_concurrency = 64\napply_concurrency = 1\nconnect_timeout = 3\nironic_ring_members = c1, c2 ,,c3\n',
+      '[nova_reconcile]\njournal_dir = ~/j\nlock_timeout = 0\ncell_concurrency = 64\napply_concurrency = 1\nconnect_timeout = 3\nironic_ring_members = c1, c2 ,,c3\nmax_apply_units = 0\nmax_apply_fraction = .25\nmin_ironic_fraction = 1\n',
     );
     expect(load([file(a)], { home }).reconcile).toEqual({
       journalDir: join(home, 'j'),
@@ -337,6 +340,9 @@ describe('loadConfig: typed values', () => {
       applyConcurrency: 1,
       connectTimeout: 3,
       ironicRingMembers: ['c1', 'c2', 'c3'],
+      maxApplyUnits: 0,
+      maxApplyFraction: 0.25,
+      minIronicFraction: 1,
     });
   });
 

@@ -39,7 +39,7 @@ describe('parseIronicNodes: accepted input', () => {
     expect(parseIronicNodes(JSON.stringify({ nodes: [{ uuid: A }] }), 'f').map((n) => n.uuid)).toEqual([A]);
   });
 
-  it('takes an explicit empty list as "ironic has no nodes"', () => {
+  it('parses an explicit empty list (its plausibility is judged against the cells: read-snapshot.ts)', () => {
     expect(parseIronicNodes('[]\n', 'f')).toEqual([]);
   });
 
@@ -57,10 +57,20 @@ describe('parseIronicNodes: accepted input', () => {
 });
 
 describe('parseIronicNodes: refused input, one line naming the file', () => {
-  const cases: Array<[string, string, string]> = [
+  // An empty list is implausible ground truth (issue 23): exit 2, not a usage error.
+  it.each([
     ['an empty file', '', 'the file is empty'],
     ['a blank file', '  \n\n', 'the file is empty'],
     ['only comments', '# nothing here\n', 'lists no node UUIDs'],
+  ])('%s is implausible', (_name, text, problem) => {
+    const err = fails(text);
+    expect(err.kind).toBe('implausible');
+    expect(err.message.startsWith('--ironic-nodes nodes.json: ')).toBe(true);
+    expect(err.message).toContain(problem);
+    expect(err.message).not.toContain('\n');
+    expect(err.hint).toContain('min_ironic_fraction');
+  });
+  const cases: Array<[string, string, string]> = [
     ['malformed JSON', '[{"UUID": ', 'not valid JSON'],
     ['a JSON object that is not a node list', '{"UUID": "x"}', 'expected a JSON list of nodes'],
     ['a list of non-objects', `["${A}"]`, 'entry 1 is not an object'],

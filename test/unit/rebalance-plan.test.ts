@@ -426,7 +426,7 @@ describe('planNodeMoves', () => {
       `destination ironic-compute-9 is in cell 99999999-9999-4999-8999-999999999999, not in the node's cell ${C1}`,
     );
     w.instances.push(instance('ironic-compute-0', { uuid: 'bbbbbbbb-0000-4000-8000-000000000001' }));
-    const mp = planNodeMoves(snapshot(w), { fromHost: 'ironic-compute-0', toHost: 'ironic-compute-1', sourceDownOk: false });
+    const mp = planNodeMoves(snapshot(w), { fromHosts: ['ironic-compute-0'], toHost: 'ironic-compute-1', sourceDownOk: false });
     expect(mp.plan.units).toEqual([]);
     expect(mp.skipped[0]?.reason).toMatch(/^2 live instances are on it/);
   });
