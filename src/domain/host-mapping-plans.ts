@@ -27,6 +27,10 @@ export interface HostPresenceIndex {
   in(cellUuid: string, host: string): HostPresence;
   /** The cells where a live nova-compute service has the host. */
   serviceCells(host: string): string[];
+  /** The cells where a live nova-compute service or a live compute node has the host (audit's holders). */
+  holderCells(host: string): string[];
+  /** Live instances with the host, in any cell. */
+  instances(host: string): InstanceRec[];
 }
 
 const NONE: HostPresence = { services: [], nodes: [], deletedNodes: [], instances: [] };
@@ -34,6 +38,13 @@ const NONE: HostPresence = { services: [], nodes: [], deletedNodes: [], instance
 export function indexHostPresence(s: Snapshot): HostPresenceIndex {
   const by = new Map<string, { services: ServiceRec[]; nodes: ComputeNodeRec[]; deletedNodes: ComputeNodeRec[]; instances: InstanceRec[] }>();
   const serviceCells = new Map<string, string[]>();
+  const holderCells = new Map<string, string[]>();
+  const instances = new Map<string, InstanceRec[]>();
+  const addCell = (map: Map<string, string[]>, host: string, cellUuid: string): void => {
+    const cells = map.get(hostKey(host)) ?? [];
+    if (!cells.includes(cellUuid)) cells.push(cellUuid);
+    map.set(hostKey(host), cells);
+  };
   const at = (cellUuid: string, host: string | null) => {
     const key = `${cellUuid}|${hostKey(host)}`;
     let p = by.get(key);
@@ -43,18 +54,24 @@ export function indexHostPresence(s: Snapshot): HostPresenceIndex {
   for (const svc of s.services) {
     if (svc.deleted || svc.binary !== 'nova-compute' || svc.host === null) continue;
     at(svc.cellUuid, svc.host).services.push(svc);
-    const cells = serviceCells.get(hostKey(svc.host)) ?? [];
-    if (!cells.includes(svc.cellUuid)) cells.push(svc.cellUuid);
-    serviceCells.set(hostKey(svc.host), cells);
+    addCell(serviceCells, svc.host, svc.cellUuid);
+    addCell(holderCells, svc.host, svc.cellUuid);
   }
   for (const n of s.computeNodes) {
     if (n.host === null) continue;
     (n.deleted ? at(n.cellUuid, n.host).deletedNodes : at(n.cellUuid, n.host).nodes).push(n);
+    if (!n.deleted) addCell(holderCells, n.host, n.cellUuid);
   }
-  for (const i of s.instances) if (i.host !== null) at(i.cellUuid, i.host).instances.push(i);
+  for (const i of s.instances) {
+    if (i.host === null) continue;
+    at(i.cellUuid, i.host).instances.push(i);
+    instances.set(hostKey(i.host), [...(instances.get(hostKey(i.host)) ?? []), i]);
+  }
   return {
     in: (cellUuid, host) => by.get(`${cellUuid}|${hostKey(host)}`) ?? NONE,
     serviceCells: (host) => serviceCells.get(hostKey(host)) ?? [],
+    holderCells: (host) => holderCells.get(hostKey(host)) ?? [],
+    instances: (host) => instances.get(hostKey(host)) ?? [],
   };
 }
 
@@ -87,20 +104,21 @@ export function planPruneHostMappings(s: Snapshot, scope: PruneScope = {}): Plan
       if (scope.host !== undefined) refused.push({ subject, reason: `the host has ${held ?? 'live rows'} in that cell` });
       continue;
     }
-    if (here.instances.length > 0) {
-      refused.push({
-        subject,
-        reason: `no live service or compute node, but ${held ?? 'instances'} are on the host: not stale`,
-        suggestion: `restart nova-compute on ${m.host}, or evacuate its instances, then re-run`,
-      });
-      continue;
-    }
-    const elsewhere = presence.serviceCells(m.host).filter((c) => c !== m.cellUuid);
+    const elsewhere = presence.holderCells(m.host).filter((c) => c !== m.cellUuid);
     if (elsewhere.length > 0) {
       refused.push({
         subject,
-        reason: `a live nova-compute service has the host in cell ${elsewhere.join(', ')}: the mapping points at the wrong cell`,
+        reason: `a live nova-compute service or compute node has the host in cell ${elsewhere.join(', ')}: the mapping points at the wrong cell`,
         suggestion: 'nova-reconcile cell_v2 discover_hosts --remap',
+      });
+      continue;
+    }
+    const instances = presence.instances(m.host);
+    if (instances.length > 0) {
+      refused.push({
+        subject,
+        reason: `no live service or compute node, but ${instances.length} live instance(s) are on the host (${instances.slice(0, 3).map((i) => i.uuid).join(', ')}${instances.length > 3 ? ', ...' : ''}): not stale`,
+        suggestion: `bring nova-compute on ${m.host} back, or evacuate its instances; then re-run`,
       });
       continue;
     }
