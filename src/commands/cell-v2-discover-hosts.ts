@@ -4,7 +4,6 @@ import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { discoverHosts } from '../operations/discover-hosts.js';
 import { printJson, useDeployment } from './deployment.js';
 import { discoverMode, runExpect, runRemap } from './discover-hosts-modes.js';
-import { APPLY_OPTIONS } from './plan-command.js';
 
 const DUPLICATE_NOTE = 'never returned by nova-reconcile: a mapping that a concurrent run created is counted as mapped';
 
@@ -39,7 +38,8 @@ export const discoverHostsCommand: CommandSpec = {
     { flags: '--wait <seconds>', description: 'with --expect: keep discovering for up to this many seconds until every expected host is mapped (default 0: one pass)' },
     { flags: '--interval <seconds>', description: 'with --wait: seconds between passes (default 10)' },
     { flags: '--remap', description: 'plan (with --apply, do) moving mappings that point at a cell without the host to the cell whose live service has it' },
-    ...APPLY_OPTIONS.filter((opt) => opt !== FORMAT_OPTION),
+    { flags: '--apply', description: 'with --remap: apply the plan; without it the plan is printed and nothing changes' },
+    { flags: '--journal <file>', description: 'with --remap --apply: write the journal here (default: a timestamped file in [nova_reconcile] journal_dir)' },
     FORMAT_OPTION,
   ],
   exitCodes: [
