@@ -2,6 +2,7 @@
 import { auditCommand } from '../commands/audit.js';
 import { deleteHostCommand } from '../commands/cell-v2-delete-host.js';
 import { discoverHostsCommand } from '../commands/cell-v2-discover-hosts.js';
+import { pruneHostMappingsCommand } from '../commands/cell-v2-prune-host-mappings.js';
 import { listCellsCommand } from '../commands/cell-v2-list-cells.js';
 import { listHostsCommand } from '../commands/cell-v2-list-hosts.js';
 import { cleanupOrphansCommand } from '../commands/compute-node-cleanup-orphans.js';
@@ -21,6 +22,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   listHostsCommand,
   listCellsCommand,
   deleteHostCommand,
+  pruneHostMappingsCommand,
   ironicComputeNodeMoveCommand,
   placementAuditCommand,
   auditCommand,

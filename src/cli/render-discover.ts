@@ -67,9 +67,11 @@ export function renderDiscoverJson(result: DiscoverResult): unknown {
           mapped_elsewhere: c.mappedElsewhere.map((m) => ({ host: m.host, mapped_cell_uuid: m.cellUuid })),
           nodes_marked_mapped: c.nodesMarked,
           nodes_without_host: c.nodesWithoutHost,
+          ...(c.unmappedServices === undefined ? {} : { unmapped_services: c.unmappedServices }),
         };
     }
   });
+  const unmappedServices = result.cells.flatMap((c) => (c.kind === 'discovered' ? (c.unmappedServices ?? []).map((host) => ({ host, cell_uuid: c.cell.uuid })) : []));
   const failure = firstFailure(result);
   return {
     command: 'cell_v2 discover_hosts',
@@ -78,9 +80,37 @@ export function renderDiscoverJson(result: DiscoverResult): unknown {
     ok: failure === undefined,
     created,
     cells,
+    // e.g. an ironic nova-compute service with no compute node yet, which only --by-service maps (bug 1755602).
+    unmapped_services: unmappedServices,
+    warnings: unmappedServices.map(
+      (u) => `nova-compute service on host ${u.host} in cell ${u.cell_uuid} has no host mapping and was not mapped by this run${result.dryRun ? ' (dry run)' : ''}; see --by-service`,
+    ),
     // The same `error` object as every other failed command's JSON (report-error.ts), so automation needs one check.
     ...(failure === undefined
       ? {}
       : { error: { kind: failure.error instanceof ReconcileError ? failure.error.kind : 'internal', message: describeError(failure.error), exit_code: 255 } }),
   };
+}
+
+/**
+ * The passes of a --expect/--wait run as one result: per cell (by uuid),
+ * everything each pass created, marked and saw concurrently; the rest is the
+ * last pass's view.
+ */
+export function mergeDiscoverPasses(passes: readonly DiscoverResult[]): DiscoverResult {
+  const last = passes[passes.length - 1];
+  if (last === undefined) throw new ReconcileError('internal', 'no discovery pass to report');
+  const cells = last.cells.map((c): CellDiscovery => {
+    if (c.kind !== 'discovered') return c;
+    const earlier = passes.slice(0, -1).flatMap((p) => p.cells.filter((x): x is Extract<CellDiscovery, { kind: 'discovered' }> => x.kind === 'discovered' && x.cell.uuid === c.cell.uuid));
+    const all = [...earlier, c];
+    return {
+      ...c,
+      events: all.flatMap((x) => x.events),
+      created: all.flatMap((x) => x.created),
+      mappedConcurrently: all.flatMap((x) => x.mappedConcurrently),
+      nodesMarked: all.reduce((n, x) => n + x.nodesMarked, 0),
+    };
+  });
+  return { ...last, cells };
 }

@@ -46,6 +46,7 @@ function subjectOf(f: Finding): string {
     case 'unmapped-node':
     case 'wrong-cell-mapping':
     case 'stale-mapping':
+    case 'mapping-host-has-instances':
       return `host ${text('host')}`;
     case 'orphan-node-service-deleted':
     case 'orphan-node-ironic-deleted':

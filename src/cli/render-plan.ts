@@ -30,6 +30,17 @@ export function describeChange(c: Change): string {
       );
     case 'move-instance':
       return `move instance ${c.uuid} (node ${c.node}) from host ${c.fromHost} to ${c.toHost}`;
+    case 'release-host-in-cell':
+      return (
+        `check that nothing live has host ${c.host} in this cell` +
+        (c.deletedNodeIds.length === 0 ? '' : `, and set mapped = 0 on its ${c.deletedNodeIds.length} soft-deleted compute node(s) (id ${c.deletedNodeIds.join(', ')})`)
+      );
+    case 'delete-host-mapping':
+      return `delete the host mapping of ${c.host} (id ${c.id}) to cell ${c.cellUuid}`;
+    case 'remap-host-mapping':
+      return `move the host mapping of ${c.host} (id ${c.id}) from cell ${c.fromCellUuid} to cell ${c.toCellUuid}`;
+    case 'mark-host-nodes-mapped':
+      return `set mapped = 1 on ${c.nodeIds.length} live compute node(s) of host ${c.host} (id ${c.nodeIds.join(', ')})`;
     default:
       return assertNever(c, 'change');
   }

@@ -43,6 +43,15 @@ export async function changeAlreadyDone(knex: Knex, change: Change): Promise<boo
       const row = (await knex('instances').select('host', 'deleted').where({ id: change.id }).first()) as { host: unknown; deleted: unknown } | undefined;
       return row !== undefined && Number(row.deleted) === 0 && row.host === change.toHost;
     }
+    case 'delete-host-mapping':
+      return (await count(knex('host_mappings').where({ host: change.host }))) === 0;
+    case 'remap-host-mapping':
+      return (await count(knex('host_mappings').where({ host: change.host, cell_id: change.toCellId }))) > 0;
+    case 'mark-host-nodes-mapped':
+      return change.nodeIds.length > 0 && (await count(knex('compute_nodes').whereIn('id', [...change.nodeIds]).whereNot('mapped', 1))) === 0;
+    case 'release-host-in-cell':
+      // Its compare-and-swap also guards against a live service or instance coming back: never "done" by someone else.
+      return false;
     default:
       return assertNever(change, 'change kind');
   }

@@ -8,6 +8,8 @@ import { deleteProvider, rekeyProvider, removeProviderAllocations } from './plac
 import { moveInstance, rehomeComputeNode } from './cell/rebalance-writes.js';
 import { moveAllocations, renameProvider } from './placement/move-allocations.js';
 import type { RowImage } from './row-images.js';
+import { deleteHostMappingCas, remapHostMappingCas } from './api/host-mapping-writes.js';
+import { markHostNodesMapped, releaseHostInCell } from './cell/host-release-writes.js';
 
 export async function applyChange(trx: Knex.Transaction, dialect: Dialect, change: Change, now: string): Promise<RowImage[]> {
   switch (change.kind) {
@@ -27,6 +29,14 @@ export async function applyChange(trx: Knex.Transaction, dialect: Dialect, chang
       return rehomeComputeNode(trx, dialect, change, now);
     case 'move-instance':
       return moveInstance(trx, dialect, change, now);
+    case 'release-host-in-cell':
+      return releaseHostInCell(trx, dialect, change);
+    case 'delete-host-mapping':
+      return deleteHostMappingCas(trx, dialect, change);
+    case 'remap-host-mapping':
+      return remapHostMappingCas(trx, dialect, change, now);
+    case 'mark-host-nodes-mapped':
+      return markHostNodesMapped(trx, dialect, change, now);
     default:
       return assertNever(change, 'change kind');
   }

@@ -22,6 +22,7 @@ export const FINDING_KINDS = [
   'unmapped-node',
   'wrong-cell-mapping',
   'stale-mapping',
+  'mapping-host-has-instances',
   'orphan-node-service-deleted',
   'orphan-node-ironic-deleted',
   'suspect-orphan-node',
@@ -173,6 +174,7 @@ function findMappingProblems(a: Audit): void {
   };
   const services = liveComputeServices(a.s);
   const serviceKeys = services.map((svc) => hostKey(svc.host));
+  const serviceCells = new Set(services.map((svc, i) => `${svc.cellUuid}|${serviceKeys[i] ?? ''}`));
   services.forEach((svc, i) => hold(serviceKeys[i] as string, svc.cellUuid));
   for (const n of a.ix.liveNodes) if (n.host !== null) hold(hostKey(n.host), n.cellUuid);
 
@@ -222,19 +224,36 @@ function findMappingProblems(a: Audit): void {
         cellUuid,
         summary: `host ${m.host} is in cell ${cellUuid} but mapped to cell ${m.cellUuid}: discover_hosts never re-points it`,
         objects: { host: m.host, mapping_id: m.id, mapped_cell_uuid: m.cellUuid },
-        suggestion: `nova-reconcile cell_v2 delete_host --cell_uuid ${m.cellUuid} --host ${shellWord(m.host)} && nova-reconcile cell_v2 discover_hosts --by-service --cell_uuid ${cellUuid}`,
+        // --remap moves the mapping in one compare-and-swap when the host's live service is there; delete_host + discover leaves it unmapped in between.
+        suggestion: serviceCells.has(`${cellUuid}|${key}`)
+          ? `nova-reconcile cell_v2 discover_hosts --remap --cell_uuid ${cellUuid}`
+          : `nova-reconcile cell_v2 delete_host --cell_uuid ${m.cellUuid} --host ${shellWord(m.host)} && nova-reconcile cell_v2 discover_hosts --by-service --cell_uuid ${cellUuid}`,
       });
     }
   }
 
+  // Live instances by host: a mapping whose host still runs servers is not stale, whatever else is gone.
+  const instancesByHost = new Map<string, InstanceRec[]>();
+  for (const i of a.s.instances) if (i.host !== null) push(instancesByHost, hostKey(i.host), i);
   for (const m of a.s.hostMappings) {
     if (holders.has(hostKey(m.host))) continue;
+    const instances = instancesByHost.get(hostKey(m.host)) ?? [];
+    if (instances.length > 0) {
+      add(a, {
+        kind: 'mapping-host-has-instances',
+        cellUuid: m.cellUuid,
+        summary: `host ${m.host} has no live nova-compute service and no live compute node, but ${instances.length} live instance(s) are on it: the mapping is not stale`,
+        objects: { host: m.host, mapping_id: m.id, instance_uuids: instances.map((i) => i.uuid) },
+        suggestion: `bring nova-compute on ${m.host} back, or evacuate its instances; then nova-reconcile cell_v2 prune_host_mappings --host ${shellWord(m.host)}`,
+      });
+      continue;
+    }
     add(a, {
       kind: 'stale-mapping',
       cellUuid: m.cellUuid,
-      summary: `host mapping of ${m.host} has no live nova-compute service and no live compute node in any cell`,
+      summary: `host mapping of ${m.host} has no live nova-compute service, compute node or instance in any cell`,
       objects: { host: m.host, mapping_id: m.id },
-      suggestion: `nova-reconcile cell_v2 delete_host --cell_uuid ${m.cellUuid} --host ${shellWord(m.host)}`,
+      suggestion: `nova-reconcile cell_v2 prune_host_mappings --host ${shellWord(m.host)}`,
     });
   }
 }

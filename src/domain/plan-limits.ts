@@ -84,6 +84,10 @@ function objectOf(change: Change): { kind: 'compute-node'; cellUuid: string; key
     case 'move-allocations':
     case 'rename-provider':
     case 'move-instance':
+    case 'release-host-in-cell':
+    case 'delete-host-mapping':
+    case 'remap-host-mapping':
+    case 'mark-host-nodes-mapped':
       return undefined;
     default:
       return assertNever(change, 'change kind');

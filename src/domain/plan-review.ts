@@ -100,6 +100,12 @@ export function objectLabel(c: Change): string {
       return `the allocations of consumer ${c.consumerUuid} on provider ${c.fromProviderUuid}`;
     case 'move-instance':
       return `instance ${c.uuid}`;
+    case 'delete-host-mapping':
+    case 'remap-host-mapping':
+      return `the host mapping of ${c.host}`;
+    case 'release-host-in-cell':
+    case 'mark-host-nodes-mapped':
+      return `the compute nodes of host ${c.host} in cell ${c.target.cellUuid}`;
     default:
       return assertNever(c, 'change kind');
   }

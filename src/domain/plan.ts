@@ -117,6 +117,46 @@ export type Change =
       readonly node: string;
       readonly fromHost: string;
       readonly toHost: string;
+    }
+  | {
+      /**
+       * Let go of a host in a cell before its mapping is deleted or moved
+       * away: re-checks under lock that no live nova-compute service, compute
+       * node or instance has the host there, then sets mapped = 0 on the
+       * host's soft-deleted nodes that still say mapped (Zed keeps mapped = 1
+       * on them, so a re-used name is never discovered: bug 2085135).
+       */
+      readonly kind: 'release-host-in-cell';
+      readonly target: DbRef & { readonly db: 'cell' };
+      readonly host: string;
+      readonly deletedNodeIds: readonly number[];
+    }
+  | {
+      /** Hard-delete one host mapping (API tables are not soft-deleted), compare-and-swap on its id, host and cell. */
+      readonly kind: 'delete-host-mapping';
+      readonly target: DbRef & { readonly db: 'api' };
+      readonly id: number;
+      readonly host: string;
+      readonly cellId: number;
+      readonly cellUuid: string;
+    }
+  | {
+      /** Point one host mapping at another cell, compare-and-swap on the old cell id; updated_at = now. */
+      readonly kind: 'remap-host-mapping';
+      readonly target: DbRef & { readonly db: 'api' };
+      readonly id: number;
+      readonly host: string;
+      readonly fromCellId: number;
+      readonly fromCellUuid: string;
+      readonly toCellId: number;
+      readonly toCellUuid: string;
+    }
+  | {
+      /** Set mapped = 1 (and updated_at, as compute_node_update does) on a host's live compute nodes, as discover_hosts would. */
+      readonly kind: 'mark-host-nodes-mapped';
+      readonly target: DbRef & { readonly db: 'cell' };
+      readonly host: string;
+      readonly nodeIds: readonly number[];
     };
 
 /** The instance that moves with a re-homed compute node. */
@@ -226,9 +266,22 @@ export function footprintOfChanges(changes: readonly PlannedChange[], providersO
         provider(change.toProviderId);
         consumer(change.consumerUuid);
         break;
+      case 'release-host-in-cell':
+      case 'mark-host-nodes-mapped':
+        keys.add(cellKey(change.target, `host:${hostFootprint(change.host)}`));
+        break;
+      case 'delete-host-mapping':
+      case 'remap-host-mapping':
+        keys.add(`api:host-mapping:${hostFootprint(change.host)}`);
+        break;
       default:
         return assertNever(change, 'change kind');
     }
   }
   return [...keys].sort();
+}
+
+/** Host names compare as Nova's utf8mb3_general_ci columns do (snapshot-index.ts hostKey). */
+function hostFootprint(host: string): string {
+  return host.replace(/ +$/, '').toLowerCase();
 }

@@ -8,7 +8,7 @@ import type { Database, Dialect } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
 import { findHostMappings, insertHostMappings } from '../db/api/host-mappings.js';
 import { listMappedComputeNodes, listUnmappedComputeNodes, markComputeNodesMapped, type NodeRef } from '../db/cell/compute-nodes.js';
-import { listComputeServiceHosts } from '../db/cell/services.js';
+import { listComputeServiceHosts, type ServiceHostRow } from '../db/cell/services.js';
 import { isDuplicateKeyError } from '../db/driver-errors.js';
 import { utcNowString } from '../db/time.js';
 import {
@@ -27,6 +27,8 @@ export interface DiscoverOptions {
   readonly byService: boolean;
   readonly dryRun: boolean;
   readonly concurrency: number;
+  /** List live nova-compute services still without a mapping after the run (the JSON document's warning). */
+  readonly reportUnmappedServices?: boolean;
 }
 
 export interface MappedElsewhere {
@@ -51,6 +53,8 @@ export type CellDiscovery =
       readonly nodesMarked: number;
       /** Nodes skipped because their host column is NULL. */
       readonly nodesWithoutHost: number;
+      /** With reportUnmappedServices: live nova-compute services that have no mapping and were not mapped by this run. */
+      readonly unmappedServices?: readonly string[];
     }
   | { readonly kind: 'failed'; readonly cell: CellMapping; readonly error: unknown };
 
@@ -97,8 +101,9 @@ async function discoverInCell(
 ): Promise<CellDiscovery> {
   const unmappedNodes = withHost(await listUnmappedComputeNodes(cellDb.knex));
   let candidates: DiscoveryCandidate[];
+  let services: ServiceHostRow[] | undefined;
   if (options.byService) {
-    const services = await listComputeServiceHosts(cellDb.knex);
+    services = await listComputeServiceHosts(cellDb.knex);
     candidates = services.filter((s): s is { id: number; host: string } => s.host !== null).map((s) => ({ id: s.id, uuid: null, host: s.host }));
   } else {
     // Bug 2085135: nodes flagged mapped = 1 whose host lost its mapping are
@@ -127,6 +132,7 @@ async function discoverInCell(
   const mappedHere = new Set<string>([...nodeClass.inCell, ...outcome.created, ...outcome.sameCell]);
   const toMark = selectNodesToMark(unmappedNodes.nodes, mappedHere);
   const nodesMarked = options.dryRun || toMark.length === 0 ? toMark.length : await markComputeNodesMapped(cellDb.knex, toMark, now);
+  const unmappedServices = options.reportUnmappedServices === true ? await listUnmappedServices(api, services ?? (await listComputeServiceHosts(cellDb.knex)), outcome.created) : undefined;
 
   return {
     kind: 'discovered',
@@ -137,7 +143,16 @@ async function discoverInCell(
     mappedConcurrently: outcome.sameCell,
     nodesMarked,
     nodesWithoutHost: unmappedNodes.withoutHost,
+    ...(unmappedServices === undefined ? {} : { unmappedServices }),
   };
+}
+
+/** Services whose host has no mapping after the run, and that this run did not map (a dry run's would-be mappings included). */
+async function listUnmappedServices(api: Database, services: readonly ServiceHostRow[], created: readonly string[]): Promise<string[]> {
+  const hosts = [...new Set(services.map((s) => s.host).filter((h): h is string => h !== null))];
+  const found = new Set((await findHostMappings(api.knex, api.dialect, hosts)).map((m) => m.candidate));
+  const mappedNow = new Set(created);
+  return hosts.filter((h) => !found.has(h) && !mappedNow.has(h));
 }
 
 function withHost(nodes: readonly NodeRef[]): { nodes: DiscoveryCandidate[]; withoutHost: number } {

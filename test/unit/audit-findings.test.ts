@@ -204,7 +204,25 @@ describe('auditSnapshot: host mappings', () => {
     const findings = auditSnapshot(s);
     expect(kinds(findings)).toEqual(['wrong-cell-mapping']);
     expect(findings[0]).toMatchObject({ cellUuid: C1, objects: { host: 'compute-1', mapped_cell_uuid: C2 } });
-    expect(findings[0]?.suggestion).toContain(`cell_v2 delete_host --cell_uuid ${C2} --host compute-1`);
+    // The host's live service is in C1: --remap moves the mapping in one compare-and-swap.
+    expect(findings[0]?.suggestion).toBe(`nova-reconcile cell_v2 discover_hosts --remap --cell_uuid ${C1}`);
+  });
+
+  it('wrong-cell-mapping held only by a node (no live service) keeps the delete_host + discover suggestion', () => {
+    const a = healthyHost('compute-1');
+    const s = snapshot({ hostMappings: [mapping('compute-1', C2)], services: [], computeNodes: [a.cn], providers: [a.rp] });
+    const wrong = auditSnapshot(s).filter((f) => f.kind === 'wrong-cell-mapping');
+    expect(wrong).toHaveLength(1);
+    expect(wrong[0]?.suggestion).toContain(`cell_v2 delete_host --cell_uuid ${C2} --host compute-1`);
+  });
+
+  it('a mapping whose host has live instances but no service or node is reported as such, never as stale', () => {
+    const gone = node('gone-1', 'gone-1.example.org', { deleted: true });
+    const s = snapshot({ hostMappings: [mapping('gone-1')], services: [service('gone-1', { deleted: true })], computeNodes: [gone], instances: [instance(u('vm-1'), gone)] });
+    const findings = auditSnapshot(s);
+    expect(kinds(findings)).toEqual(['mapping-host-has-instances']);
+    expect(findings[0]).toMatchObject({ cellUuid: C1, objects: { host: 'gone-1', instance_uuids: [u('vm-1')] } });
+    expect(findings[0]?.suggestion).toContain('prune_host_mappings --host gone-1');
   });
 
   it('stale-mapping for a mapping with no live service and no live node in any cell', () => {
@@ -216,6 +234,7 @@ describe('auditSnapshot: host mappings', () => {
     const findings = auditSnapshot(s);
     expect(kinds(findings)).toEqual(['stale-mapping', 'stale-mapping']);
     expect(findings.map((f) => f.objects['host'])).toEqual(['conductor-host', 'gone-1']);
+    expect(findings.map((f) => f.suggestion)).toEqual(['nova-reconcile cell_v2 prune_host_mappings --host conductor-host', 'nova-reconcile cell_v2 prune_host_mappings --host gone-1']);
   });
 
   it('a mapping held by a node of another cell is not stale', () => {

@@ -1,0 +1,43 @@
+// cell_v2 prune_host_mappings: delete host mappings that nothing live is behind (plan first; --apply to change).
+import { RECONCILE_EXIT } from '../cli/exit-codes.js';
+import type { CommandSpec } from '../cli/spec.js';
+import { planHostMappingPrune } from '../operations/host-mapping-plans.js';
+import { parseUuidArguments } from '../domain/rebalance.js';
+import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+
+/** nova-manage delete_host's docstring: the scheduler caches host-to-cell mappings. */
+export const SCHEDULER_CACHE_NOTE =
+  'note: nova-scheduler caches host-to-cell mappings; send it SIGHUP (or restart it) so that it forgets the changed mappings';
+
+export const pruneHostMappingsCommand: CommandSpec = {
+  path: ['cell_v2', 'prune_host_mappings'],
+  family: 'reconcile',
+  summary: 'delete host mappings with no live service, compute node or instance behind them (plan first; --apply to change)',
+  description: [
+    "A mapping is stale when its cell has no live nova-compute service, no live compute node and no live instance with the mapping's host, " +
+      'and no other cell has a live nova-compute service with it. Such a mapping blocks delete_cell (exit 2) and keeps a renamed host ' +
+      '(an ironic host_name change) from being mapped again. `audit` reports it as stale-mapping.',
+    'Each unit first re-checks, under lock in the mapped cell, that nothing live has the host there, and sets mapped = 0 on the ' +
+      "host's soft-deleted compute nodes that still say mapped = 1 (Zed leaves them so; bug 2085135), updated_at kept. Then the mapping " +
+      'is deleted with a compare-and-swap on its id, host and cell. Both writes are journaled; `undo` puts them back.',
+    'Refused, with the reason: a host with live instances but no service or compute node (not stale: evacuate it or bring its ' +
+      'service back), and a host whose live service is in another cell (use `discover_hosts --remap`). A mapping with a live service ' +
+      'or node is healthy and left alone; it is listed as refused only when --host names it. Unlike delete_host, this has a dry run, ' +
+      'a journal, the guard against a live service or compute node, and it resets mapped on deleted nodes.',
+    'After an apply, nova-scheduler still caches the old mappings: it needs SIGHUP or a restart (a note says so on stderr).',
+  ],
+  options: [
+    { flags: '--cell_uuid <cell_uuid>', description: 'only mappings to this cell' },
+    { flags: '--host <host>', description: 'only the mapping of this host (compared as Nova does: case- and trailing-space-insensitive)' },
+    ...APPLY_OPTIONS,
+  ],
+  exitCodes: PLAN_EXIT_CODES,
+  examples: ['nova-reconcile cell_v2 prune_host_mappings', 'nova-reconcile cell_v2 prune_host_mappings --host old-ironic-host --apply', 'nova-reconcile undo /var/lib/nova-reconcile/journal/…jsonl --apply'],
+  async run(ctx, o) {
+    const cellUuid = typeof o['cell_uuid'] === 'string' ? (parseUuidArguments([o['cell_uuid']], '--cell_uuid')[0] as string) : undefined;
+    const host = typeof o['host'] === 'string' ? o['host'] : undefined;
+    const code = await runPlanCommand(ctx, o, (d) => planHostMappingPrune(d, { cellUuid, host }));
+    if (o['apply'] === true && (code === RECONCILE_EXIT.applied || code === RECONCILE_EXIT.partial)) ctx.stderr.write(SCHEDULER_CACHE_NOTE + '\n');
+    return code;
+  },
+};
