@@ -11,6 +11,7 @@ import { rebalanceCommand } from '../commands/compute-node-rebalance.js';
 import { ironicComputeNodeMoveCommand } from '../commands/db-ironic-compute-node-move.js';
 import { cleanupProvidersCommand } from '../commands/placement-cleanup-providers.js';
 import { placementAuditCommand } from '../commands/placement-audit.js';
+import { healAllocationsCommand } from '../commands/placement-heal-allocations.js';
 import { sandboxCreateCommand } from '../commands/sandbox-create.js';
 import { undoCommand } from '../commands/undo.js';
 import type { CommandSpec } from './spec.js';
@@ -22,6 +23,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   deleteHostCommand,
   ironicComputeNodeMoveCommand,
   placementAuditCommand,
+  healAllocationsCommand,
   auditCommand,
   computeNodeListCommand,
   cleanupOrphansCommand,

@@ -30,6 +30,14 @@ export function describeChange(c: Change): string {
       );
     case 'move-instance':
       return `move instance ${c.uuid} (node ${c.node}) from host ${c.fromHost} to ${c.toHost}`;
+    case 'put-allocations':
+      return (
+        `${c.replaces.length === 0 ? 'create' : 'replace'} the allocations of consumer ${c.consumerUuid} ` +
+        `(${c.allocations.map((a) => `${a.resourceClass}=${a.used} on ${a.providerUuid}`).join(', ')}; project ${c.projectExternalId}, user ${c.userExternalId})` +
+        (c.capacityException === null ? '' : ` [over capacity, allowed: ${c.capacityException}]`)
+      );
+    case 'restore-compute-node':
+      return `restore soft-deleted compute node ${c.id} (${c.uuid}, host ${c.host ?? '-'}, node ${c.hypervisorHostname ?? '-'}): deleted = 0, deleted_at = NULL`;
     default:
       return assertNever(c, 'change');
   }
