@@ -151,7 +151,10 @@ interface Ctx {
   readonly providerById: ReadonlyMap<number, ProviderRec>;
   readonly inventory: ReadonlyMap<string, InventoryRec>;
   readonly allocationsByConsumer: ReadonlyMap<string, AllocationRec[]>;
-  readonly usedByProviderClass: ReadonlyMap<string, number>;
+  /** Sum of `used` per "provider:class", updated as the plan heals instances. */
+  readonly usedByProviderClass: Map<string, number>;
+  /** Provider generations as the writes planned so far leave them. */
+  readonly generation: Map<number, number>;
   readonly consumerByUuid: ReadonlyMap<string, { generation: number; projectId: number; userId: number }>;
   /** Instances per (cell, host, node), lower-cased as MySQL's collation compares them. */
   readonly instancesOnNode: ReadonlyMap<string, number>;
@@ -192,6 +195,7 @@ function indexInput(input: HealInput): Ctx {
     inventory: new Map(p.inventories.map((inv) => [`${inv.providerId}:${inv.resourceClassId}`, inv])),
     allocationsByConsumer,
     usedByProviderClass,
+    generation: new Map(p.providers.map((r) => [r.id, r.generation])),
     consumerByUuid: new Map(p.consumers.map((c) => [c.uuid, c])),
     instancesOnNode,
   };
@@ -245,6 +249,8 @@ function healInstance(inst: HealInstanceRec, ctx: Ctx, options: HealOptions, ste
   const consumerGeneration = current.length === 0 ? null : (consumer?.generation ?? null);
   const built = buildChange(inst, ctx, wanted, current, consumer === undefined ? null : consumer.generation);
   if (!built.ok && !options.dryRun) throw failed(inst.uuid, built.reason);
+  const payload = wanted.kind === 'keep' ? keepPayload(inst, ctx, wanted.rows, consumerGeneration) : createPayload(inst, wanted, consumerGeneration);
+  if (built.ok && !options.dryRun) recordWrite(ctx, built.value.change);
   const verb = mode === 'create' ? 'created' : 'updated';
   const change = built.ok ? built.value.change : null;
   const unit: Unit = {
@@ -256,7 +262,7 @@ function healInstance(inst: HealInstanceRec, ctx: Ctx, options: HealOptions, ste
     kind: 'heal',
     instanceUuid: inst.uuid,
     mode,
-    payload: wanted.kind === 'keep' ? keepPayload(inst, ctx, wanted.rows, consumerGeneration) : createPayload(inst, wanted, consumerGeneration),
+    payload,
     unit: change === null ? unit : { ...unit, footprint: footprintOfChanges(unit.changes, (c) => (ctx.allocationsByConsumer.get(c) ?? []).map((a) => a.providerId)) },
     capacityException: built.ok ? built.value.capacityException : null,
     wouldFail: built.ok ? null : built.reason,
@@ -299,13 +305,13 @@ function buildChange(
     for (const [rc, used] of wanted.resources) {
       const classId = ctx.input.resourceClassIds.get(rc);
       if (classId === undefined) return { ok: false, reason: `resource class ${rc} does not exist in placement` };
-      rows.push({ providerId: rp.id, providerUuid: rp.uuid, providerGeneration: rp.generation, resourceClassId: classId, resourceClass: rc, used, ownNode: wanted.ironicNode });
+      rows.push({ providerId: rp.id, providerUuid: rp.uuid, providerGeneration: ctx.generation.get(rp.id) ?? rp.generation, resourceClassId: classId, resourceClass: rc, used, ownNode: wanted.ironicNode });
     }
   } else {
     for (const a of wanted.rows) {
       const rp = ctx.providerById.get(a.providerId);
       if (rp === undefined) return { ok: false, reason: `allocation ${a.id} names resource provider ${a.providerId}, which does not exist` };
-      rows.push({ providerId: rp.id, providerUuid: rp.uuid, providerGeneration: rp.generation, resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used, ownNode: false });
+      rows.push({ providerId: rp.id, providerUuid: rp.uuid, providerGeneration: ctx.generation.get(rp.id) ?? rp.generation, resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used, ownNode: false });
     }
   }
   // Placement's capacity check: the consumer's own allocations are deleted first (§8.2).
@@ -343,6 +349,21 @@ function buildChange(
   };
 }
 
+/** What a planned write changes for the writes planned after it: provider generations and usage. */
+function recordWrite(ctx: Ctx, change: Built['change']): void {
+  for (const r of change.replaces) {
+    const k = `${r.providerId}:${r.resourceClassId}`;
+    ctx.usedByProviderClass.set(k, (ctx.usedByProviderClass.get(k) ?? 0) - r.used);
+  }
+  const bumped = new Set<number>();
+  for (const a of change.allocations) {
+    const k = `${a.providerId}:${a.resourceClassId}`;
+    ctx.usedByProviderClass.set(k, (ctx.usedByProviderClass.get(k) ?? 0) + a.used);
+    if (!bumped.has(a.providerId)) ctx.generation.set(a.providerId, a.providerGeneration + 1);
+    bumped.add(a.providerId);
+  }
+}
+
 function failed(instanceUuid: string, reason: string): Stop {
   // AllocationUpdateFailed(consumer_uuid, error='') is what nova prints when its PUT is refused.
   return new Stop({ code: HEAL_EXIT.failed, text: `Failed to update allocations for consumer ${instanceUuid}. Error: `, always: true, detail: reason });
@@ -368,7 +389,7 @@ function keepPayload(inst: HealInstanceRec, ctx: Ctx, rows: readonly AllocationR
   for (const a of rows) {
     const rp = ctx.providerById.get(a.providerId);
     const key = rp?.uuid ?? String(a.providerId);
-    const entry = (byRp[key] ??= { resources: {}, generation: rp?.generation ?? 0 });
+    const entry = (byRp[key] ??= { resources: {}, generation: ctx.generation.get(a.providerId) ?? rp?.generation ?? 0 });
     entry.resources[a.resourceClass] = a.used;
   }
   return pyJson({ allocations: byRp, project_id: inst.projectId, user_id: inst.userId, consumer_generation: consumerGeneration });

@@ -46,9 +46,9 @@ export interface HealRunResult {
   readonly journalPath: string | undefined;
 }
 
-/** nova's own messages for bad input: printed on stdout, exit 127. */
-function invalid(text: string): HealRunResult {
-  return { dryRun: false, steps: [], end: { code: HEAL_EXIT.input, text, always: true, detail: null }, journalPath: undefined };
+/** nova's own messages for bad input: printed on stdout, exit 127 (after the verbose lines printed before the check). */
+function invalid(text: string, before: readonly HealStepOutcome[] = []): HealRunResult {
+  return { dryRun: false, steps: before, end: { code: HEAL_EXIT.input, text, always: true, detail: null }, journalPath: undefined };
 }
 
 export async function runHealAllocations(deployment: Deployment, options: HealRunOptions): Promise<HealRunResult> {
@@ -64,6 +64,8 @@ export async function runHealAllocations(deployment: Deployment, options: HealRu
     unlimited = false;
     if (maxCount < 1) return invalid('Must supply a positive integer for --max-count.');
   }
+  // nova prints this before it looks the instance or the cell up.
+  const prelude: HealStepOutcome[] = unlimited ? [{ step: { kind: 'say', text: `Running batches of ${maxCount} until complete` } }] : [];
 
   const mappings = await deployment.cellMappings();
   let cells: CellMapping[];
@@ -77,11 +79,11 @@ export async function runHealAllocations(deployment: Deployment, options: HealRu
     cells = [cell];
   } else if (options.cellUuid !== undefined) {
     const cell = mappings.find((m) => m.uuid === options.cellUuid);
-    if (cell === undefined) return invalid(`Cell with uuid ${options.cellUuid} was not found.`);
+    if (cell === undefined) return invalid(`Cell with uuid ${options.cellUuid} was not found.`, prelude);
     cells = [cell];
   } else {
     cells = [...mappings];
-    if (cells.length === 0) return { dryRun: options.dryRun, steps: [{ step: { kind: 'say', text: 'No cells to process.' } }], end: { code: HEAL_EXIT.nothing, text: '', always: false, detail: null }, journalPath: undefined };
+    if (cells.length === 0) return { dryRun: options.dryRun, steps: [...prelude, { step: { kind: 'say', text: 'No cells to process.' } }], end: { code: HEAL_EXIT.nothing, text: '', always: false, detail: null }, journalPath: undefined };
   }
 
   const plan = async (): Promise<HealPlan> => {
