@@ -8,6 +8,7 @@ import { cleanupOrphansCommand } from '../commands/compute-node-cleanup-orphans.
 import { computeNodeListCommand } from '../commands/compute-node-list.js';
 import { moveCommand } from '../commands/compute-node-move.js';
 import { rebalanceCommand } from '../commands/compute-node-rebalance.js';
+import { restoreNodeCommand } from '../commands/compute-node-restore.js';
 import { ironicComputeNodeMoveCommand } from '../commands/db-ironic-compute-node-move.js';
 import { cleanupProvidersCommand } from '../commands/placement-cleanup-providers.js';
 import { placementAuditCommand } from '../commands/placement-audit.js';
@@ -30,6 +31,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   cleanupProvidersCommand,
   rebalanceCommand,
   moveCommand,
+  restoreNodeCommand,
   undoCommand,
   sandboxCreateCommand,
 ];
