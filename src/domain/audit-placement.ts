@@ -107,11 +107,13 @@ function findDeletedNodesWithProvider(ix: SnapshotIndex): Finding[] {
     if (rp === undefined) continue;
     const service = ix.liveComputeService.get(serviceKey(n.cellUuid, n.host));
     if (service === undefined) continue;
-    // A live row with the same (host, node) is a re-creation: the deleted row is history, not a lost node.
-    const clash = (ix.liveNodesByHypervisorHostname.get((n.hypervisorHostname ?? '').toLowerCase()) ?? []).some(
-      (live) => live.cellUuid === n.cellUuid && hostKey(live.host) === hostKey(n.host),
-    );
-    if (clash) continue;
+    // The deleted row is history, not a lost node, when the node lives on in
+    // another row: an ironic node under the same name anywhere, or any live
+    // node of the same host for the one-node-per-host drivers (libvirt
+    // re-creates its node under a new uuid, Zed §5.2).
+    const sameName = (ix.liveNodesByHypervisorHostname.get((n.hypervisorHostname ?? '').toLowerCase()) ?? []).length > 0;
+    const sameHost = n.hypervisorType !== 'ironic' && ix.liveNodes.some((live) => live.cellUuid === n.cellUuid && hostKey(live.host) === hostKey(n.host));
+    if (sameName || sameHost) continue;
     out.push({
       kind: 'soft-deleted-node-with-provider',
       cellUuid: n.cellUuid,
