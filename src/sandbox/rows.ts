@@ -765,10 +765,24 @@ export function instanceFlavorJson(f: InstanceFlavorSpec, createdAt: string): st
   return pythonJson({ cur, old: null, new: null });
 }
 
+export interface InstanceExtraSpec {
+  readonly instanceUuid: string;
+  readonly flavor: InstanceFlavorSpec;
+  readonly createdAt?: string;
+}
+
 /** The instance_extra row Instance.create writes (flavor set; the other columns as a plain boot leaves them). */
-export async function insertInstanceExtra(cell: Knex, spec: { readonly instanceUuid: string; readonly flavor: InstanceFlavorSpec; readonly createdAt?: string }): Promise<number> {
+export async function insertInstanceExtra(cell: Knex, spec: InstanceExtraSpec): Promise<number> {
+  return insertOne(cell, 'instance_extra', instanceExtraRow(spec));
+}
+
+export async function insertInstanceExtras(cell: Knex, specs: readonly InstanceExtraSpec[]): Promise<void> {
+  await insertMany(cell, 'instance_extra', specs.map(instanceExtraRow));
+}
+
+function instanceExtraRow(spec: InstanceExtraSpec): Row {
   const createdAt = spec.createdAt ?? utcNowString();
-  return insertOne(cell, 'instance_extra', {
+  return {
     created_at: createdAt,
     updated_at: null,
     deleted_at: null,
@@ -784,5 +798,5 @@ export async function insertInstanceExtra(cell: Knex, spec: { readonly instanceU
     trusted_certs: null,
     vpmems: null,
     resources: null,
-  });
+  };
 }

@@ -19,7 +19,8 @@ const NODE = '1e0f0000-0000-4000-8000-0000000000a1';
 const BAREMETAL = 'bbbb0000-0000-4000-8000-0000000000a1';
 const P = 'p-baremetal';
 const U = 'u-baremetal';
-const TABLES = ['resource_providers', 'inventories', 'allocations', 'consumers', 'projects', 'users'];
+// projects and users are get-or-created and, as in Placement, never deleted (undo leaves them too).
+const TABLES = ['resource_providers', 'inventories', 'allocations', 'consumers'];
 
 async function dump(k: Knex): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
@@ -113,6 +114,7 @@ describeEachDialect('placement heal_allocations', (dialect) => {
     const undo = await runBin([...d.args, 'undo', journal]);
     expect(undo.code).toBe(4);
     expect(await dump(p)).toEqual(before);
+    expect((await p('projects').where('external_id', P)).length).toBe(1);
   });
 
   it("nova's input errors exit 127 and change nothing; a missing compute node exits 2; --format json", async () => {

@@ -44,8 +44,8 @@ export async function putAllocations(trx: Knex.Transaction, dialect: Dialect, ex
   await checkCapacities(trx, dialect, expect);
 
   const images: RowImage[] = [];
-  const project = await getOrCreate(trx, 'projects', expect.projectExternalId, now, images);
-  const user = await getOrCreate(trx, 'users', expect.userExternalId, now, images);
+  const project = await getOrCreate(trx, 'projects', expect.projectExternalId, now);
+  const user = await getOrCreate(trx, 'users', expect.userExternalId, now);
 
   for (const row of held) images.push({ table: 'allocations', key: { id: Number(row['id']) }, before: row, after: null });
   if (held.length > 0)
@@ -120,14 +120,16 @@ async function checkCapacities(trx: Knex.Transaction, dialect: Dialect, expect: 
   }
 }
 
-/** Placement get-or-creates projects and users on allocation writes and never deletes them. */
-async function getOrCreate(trx: Knex.Transaction, table: 'projects' | 'users', externalId: string, now: string, images: RowImage[]): Promise<number> {
+/**
+ * Placement get-or-creates projects and users on allocation writes and never
+ * deletes them. Their rows are not journaled, so undo leaves them too: once
+ * created, another consumer may point at them, and deleting a row a consumer
+ * references would break every read of that consumer.
+ */
+async function getOrCreate(trx: Knex.Transaction, table: 'projects' | 'users', externalId: string, now: string): Promise<number> {
   const found = (await trx(table).select('id').where('external_id', externalId).first()) as { id: unknown } | undefined;
   if (found !== undefined) return Number(found.id);
-  const row = { created_at: now, updated_at: null, external_id: externalId };
-  const id = await insertId(trx, table, row);
-  images.push({ table, key: { id }, before: null, after: normaliseRow({ id, ...row }) });
-  return id;
+  return insertId(trx, table, { created_at: now, updated_at: null, external_id: externalId });
 }
 
 async function insertId(trx: Knex.Transaction, table: string, row: Readonly<Record<string, unknown>>): Promise<number> {
