@@ -115,7 +115,7 @@ describeEachDialect('placement heal_allocations', (dialect) => {
     expect(undo.code).toBe(4);
     expect(await dump(p)).toEqual(before);
     expect((await p('projects').where('external_id', P)).length).toBe(1);
-  });
+  }, 180_000);
 
   it("nova's input errors exit 127 and change nothing; a missing compute node exits 2; --format json", async () => {
     const p = d.knex('placement');
@@ -140,5 +140,5 @@ describeEachDialect('placement heal_allocations', (dialect) => {
     await d.knex('cell1')('compute_nodes').update({ deleted: d.knex('cell1').raw('id'), deleted_at: '2026-01-01 00:00:00' }).where('uuid', NODE);
     expect(await heal('--instance', BAREMETAL)).toMatchObject({ code: 2, stdout: 'Compute host ironic-1 could not be found.\n' });
     expect(await dump(p)).toEqual(before);
-  });
+  }, 180_000);
 });

@@ -85,7 +85,7 @@ describeEachDialect('placement completeness', (dialect) => {
     const journal = /^journal: (\S+)$/m.exec(del.stderr)?.[1] ?? '';
     expect((await runBin([...d.args, 'undo', journal])).code).toBe(4);
     expect(await dump(p, PLACEMENT_TABLES)).toEqual(before);
-  });
+  }, 180_000);
 
   it('a stale provider without COMPUTE_NODE (bug 1661258): audit reports it, cleanup_providers removes it, another service is left alone; undo restores', async () => {
     const p = d.knex('placement');
@@ -121,7 +121,7 @@ describeEachDialect('placement completeness', (dialect) => {
     const journal = /^journal: (\S+)$/m.exec(applied.stderr)?.[1] ?? '';
     expect((await runBin([...d.args, 'undo', journal])).code).toBe(4);
     expect(await dump(p, PLACEMENT_TABLES)).toEqual(before);
-  });
+  }, 180_000);
 
   it('a compute node soft-deleted in maintenance (bug 1839560): audit suggests restore; restore brings it back; undo restores the deletion', async () => {
     const cell = d.knex('cell1');
@@ -156,7 +156,16 @@ describeEachDialect('placement completeness', (dialect) => {
     expect((await runBin([...d.args, 'undo', journal])).code).toBe(4);
     expect(await dump(cell, ['compute_nodes'])).toEqual(before);
 
-    // Bad input and refusals: one line, documented code, nothing changed.
+  }, 180_000);
+
+  it('compute_node restore: bad input exits 127; a node whose service is gone is refused; nothing changes', async () => {
+    const cell = d.knex('cell1');
+    const p = d.knex('placement');
+    const clock = scenarioClock();
+    await addComputeService(cell, { uuid: 'aaaa1111-0000-4000-8000-0000000000c5', host: 'ironic-1', clock });
+    const node = await addIronicNode(cell, p, { nodeUuid: IRONIC_NODE, host: 'ironic-1', resourceClass: 'CUSTOM_BAREMETAL_GOLD', clock });
+    await softDeleteRow(cell, 'compute_nodes', node.computeNodeId, clock.ago(600));
+    const before = await dump(cell, ['compute_nodes']);
     expect((await runBin([...d.args, 'compute_node', 'restore', '--uuid', 'nope'])).code).toBe(127);
     expect((await runBin([...d.args, 'compute_node', 'restore', '--uuid', 'f0000000-0000-4000-8000-00000000000f'])).code).toBe(127);
     await cell('services').update({ deleted: cell.raw('id'), deleted_at: clock.ago(30) }).where('host', 'ironic-1');
@@ -165,5 +174,5 @@ describeEachDialect('placement completeness', (dialect) => {
     // Everything refused: runPlanCommand's code for it (5 today; DESIGN says 3, wt-plan owns that).
     expect([3, 5]).toContain(refused.code);
     expect(await dump(cell, ['compute_nodes'])).toEqual(before);
-  });
+  }, 180_000);
 });
