@@ -9,9 +9,11 @@ import { cleanupOrphansCommand } from '../commands/compute-node-cleanup-orphans.
 import { computeNodeListCommand } from '../commands/compute-node-list.js';
 import { moveCommand } from '../commands/compute-node-move.js';
 import { rebalanceCommand } from '../commands/compute-node-rebalance.js';
+import { restoreNodeCommand } from '../commands/compute-node-restore.js';
 import { ironicComputeNodeMoveCommand } from '../commands/db-ironic-compute-node-move.js';
 import { cleanupProvidersCommand } from '../commands/placement-cleanup-providers.js';
 import { placementAuditCommand } from '../commands/placement-audit.js';
+import { healAllocationsCommand } from '../commands/placement-heal-allocations.js';
 import { sandboxCreateCommand } from '../commands/sandbox-create.js';
 import { undoCommand } from '../commands/undo.js';
 import { makeCompletionCommand } from '../commands/completion.js';
@@ -25,12 +27,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   pruneHostMappingsCommand,
   ironicComputeNodeMoveCommand,
   placementAuditCommand,
+  healAllocationsCommand,
   auditCommand,
   computeNodeListCommand,
   cleanupOrphansCommand,
   cleanupProvidersCommand,
   rebalanceCommand,
   moveCommand,
+  restoreNodeCommand,
   undoCommand,
   sandboxCreateCommand,
   makeCompletionCommand(() => COMMANDS),

@@ -62,7 +62,12 @@ function subjectOf(f: Finding): string {
     case 'stale-allocation':
       return `consumer ${text('consumer_uuid')}`;
     case 'allocation-on-other-node':
+    case 'instance-without-allocation':
       return `instance ${text('instance_uuid')}`;
+    case 'orphaned-allocation':
+      return `consumer ${text('consumer_uuid')}`;
+    case 'soft-deleted-node-with-provider':
+      return `node ${text('node_uuid')}`;
     default:
       return assertNever(f.kind, 'finding kind');
   }

@@ -41,6 +41,14 @@ export function describeChange(c: Change): string {
       return `move the host mapping of ${c.host} (id ${c.id}) from cell ${c.fromCellUuid} to cell ${c.toCellUuid}`;
     case 'mark-host-nodes-mapped':
       return `set mapped = 1 on ${c.nodeIds.length} live compute node(s) of host ${c.host} (id ${c.nodeIds.join(', ')})`;
+    case 'put-allocations':
+      return (
+        `${c.replaces.length === 0 ? 'create' : 'replace'} the allocations of consumer ${c.consumerUuid} ` +
+        `(${c.allocations.map((a) => `${a.resourceClass}=${a.used} on ${a.providerUuid}`).join(', ')}; project ${c.projectExternalId}, user ${c.userExternalId})` +
+        (c.capacityException === null ? '' : ` [over capacity, allowed: ${c.capacityException}]`)
+      );
+    case 'restore-compute-node':
+      return `restore soft-deleted compute node ${c.id} (${c.uuid}, host ${c.host ?? '-'}, node ${c.hypervisorHostname ?? '-'}): deleted = 0, deleted_at = NULL`;
     default:
       return assertNever(c, 'change');
   }

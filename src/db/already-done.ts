@@ -49,6 +49,13 @@ export async function changeAlreadyDone(knex: Knex, change: Change): Promise<boo
       return (await count(knex('host_mappings').where({ host: change.host, cell_id: change.toCellId }))) > 0;
     case 'mark-host-nodes-mapped':
       return change.nodeIds.length > 0 && (await count(knex('compute_nodes').whereIn('id', [...change.nodeIds]).whereNot('mapped', 1))) === 0;
+    case 'restore-compute-node': {
+      const row = (await knex('compute_nodes').select('deleted').where({ id: change.id }).first()) as { deleted: unknown } | undefined;
+      return row !== undefined && Number(row.deleted) === 0;
+    }
+    case 'put-allocations':
+      // Whether another writer's allocations equal ours cannot be told from the rows alone: re-plan instead.
+      return false;
     case 'release-host-in-cell':
       // Its compare-and-swap also guards against a live service or instance coming back: never "done" by someone else.
       return false;

@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 import type { Change } from '../domain/plan.js';
 import { assertNever } from '../errors.js';
 import type { Dialect } from './connect.js';
-import { softDeleteComputeNode } from './cell/cas-writes.js';
+import { restoreComputeNode, softDeleteComputeNode } from './cell/cas-writes.js';
+import { putAllocations } from './placement/put-allocations.js';
 import { deleteProvider, rekeyProvider, removeProviderAllocations } from './placement/cas-writes.js';
 import { moveInstance, rehomeComputeNode } from './cell/rebalance-writes.js';
 import { moveAllocations, renameProvider } from './placement/move-allocations.js';
@@ -37,6 +38,10 @@ export async function applyChange(trx: Knex.Transaction, dialect: Dialect, chang
       return remapHostMappingCas(trx, dialect, change, now);
     case 'mark-host-nodes-mapped':
       return markHostNodesMapped(trx, dialect, change, now);
+    case 'put-allocations':
+      return putAllocations(trx, dialect, change, now);
+    case 'restore-compute-node':
+      return restoreComputeNode(trx, dialect, change);
     default:
       return assertNever(change, 'change kind');
   }

@@ -83,7 +83,13 @@ export const TOUCHED_SCHEMA: SchemaManifest = freezeManifest({
       // Set on the source copy of a cross-cell resize; such an instance is
       // not the live one (Zed).
       'hidden',
+      // heal_allocations: '' means booted from volume (no root disk allocation).
+      'image_ref',
     ],
+    // heal_allocations reads the embedded flavor, as nova-manage does.
+    instance_extra: [...TIMESTAMPS, ...SOFT_DELETE, 'id', 'instance_uuid', 'flavor'],
+    // heal_allocations: a root mapping (boot_index 0) to a volume means no root-disk DISK_GB.
+    block_device_mapping: [...TIMESTAMPS, ...SOFT_DELETE, 'id', 'instance_uuid', 'boot_index', 'destination_type', 'source_type'],
     migrations: [
       ...TIMESTAMPS,
       ...SOFT_DELETE,

@@ -13,7 +13,8 @@ import { FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import { isServiceUp, parseNaiveUtc } from './liveness.js';
 import { orphanReason, orphanWithInstancesFix } from './orphan-nodes.js';
 import { NOVA_RESOURCE_CLASSES } from './placement-audit.js';
-import { isStaleComputeProvider } from './stale-providers.js';
+import { findPlacementGaps } from './audit-placement.js';
+import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-providers.js';
 import { hostKey, indexSnapshot, nodeKey, serviceKey, type SnapshotIndex } from './snapshot-index.js';
 
 /** Every kind, in the order findings are listed. */
@@ -33,6 +34,9 @@ export const FINDING_KINDS = [
   'stale-allocation',
   'allocation-on-other-node',
   'node-of-dead-service',
+  'instance-without-allocation',
+  'orphaned-allocation',
+  'soft-deleted-node-with-provider',
 ] as const;
 
 export type FindingKind = (typeof FINDING_KINDS)[number];
@@ -89,6 +93,7 @@ export function auditSnapshot(snapshot: Snapshot, options: AuditOptions = {}): F
     findStaleProviders(a);
     findNameConflicts(a);
     findMisplacedAllocations(a);
+    for (const f of findPlacementGaps(a.ix)) add(a, f);
   }
   findNodesOfDeadServices(a);
   const scoped = options.cellUuid === undefined ? a.out : a.out.filter((f) => f.cellUuid === options.cellUuid);
@@ -396,7 +401,12 @@ function findStaleProviders(a: Audit): void {
     const tree = providerTree(a.ix, rp);
     const allocations = tree.flatMap((p) => a.ix.allocationsOnProvider.get(p.id) ?? []);
     const consumers = [...new Set(allocations.map((x) => x.consumerUuid))].sort();
-    const why = deleted === undefined ? 'it carries COMPUTE_NODE but no compute node has its uuid' : `its compute node (id ${deleted.id}, host ${deleted.host ?? '-'}) was deleted`;
+    const why =
+      deleted !== undefined
+        ? `its compute node (id ${deleted.id}, host ${deleted.host ?? '-'}) was deleted`
+        : isTraitlessComputeProvider(a.ix, rp)
+          ? 'it has no COMPUTE_NODE trait (made before Train, bug 1661258) but only compute-node inventory, and no compute node in any cell has its uuid or name'
+          : 'it carries COMPUTE_NODE but no compute node has its uuid';
     const returning = deleted !== undefined && comesBack(a, deleted);
     add(a, {
       kind: 'provider-without-node',

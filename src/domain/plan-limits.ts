@@ -88,6 +88,8 @@ function objectOf(change: Change): { kind: 'compute-node'; cellUuid: string; key
     case 'delete-host-mapping':
     case 'remap-host-mapping':
     case 'mark-host-nodes-mapped':
+    case 'put-allocations':
+    case 'restore-compute-node':
       return undefined;
     default:
       return assertNever(change, 'change kind');

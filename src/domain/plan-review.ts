@@ -103,6 +103,10 @@ export function objectLabel(c: Change): string {
     case 'delete-host-mapping':
     case 'remap-host-mapping':
       return `the host mapping of ${c.host}`;
+    case 'put-allocations':
+      return `the allocations of consumer ${c.consumerUuid}`;
+    case 'restore-compute-node':
+      return `compute node ${c.id} (${c.uuid})`;
     case 'release-host-in-cell':
     case 'mark-host-nodes-mapped':
       return `the compute nodes of host ${c.host} in cell ${c.target.cellUuid}`;

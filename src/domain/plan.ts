@@ -109,6 +109,42 @@ export type Change =
       readonly instance: InstanceMove | null;
     }
   | {
+      /**
+       * Replace a consumer's allocations, as PUT /allocations/{consumer}
+       * does (heal_allocations): the rows it holds (`replaces`) go, the new
+       * ones are inserted, the consumer is created at generation 1 or bumped
+       * and gets the project and user (get-or-created), and every provider
+       * of the new set is bumped once. Placement's capacity rules are
+       * re-checked under lock; `capacityException` states the one exception
+       * (the in-use ironic node, src/domain/capacity.ts).
+       */
+      readonly kind: 'put-allocations';
+      readonly target: DbRef & { readonly db: 'placement' };
+      readonly consumerUuid: string;
+      /** The consumer row's generation; null: no consumer row may exist. */
+      readonly consumerGeneration: number | null;
+      readonly projectExternalId: string;
+      readonly userExternalId: string;
+      readonly replaces: ReadonlyArray<{ readonly providerId: number; readonly resourceClassId: number; readonly used: number }>;
+      readonly allocations: ReadonlyArray<AllocationPart & { readonly providerId: number; readonly providerUuid: string; readonly providerGeneration: number }>;
+      readonly capacityException: string | null;
+    }
+  | {
+      /**
+       * Bring back a soft-deleted compute node (bug 1839560): deleted = 0,
+       * deleted_at = NULL, id and uuid kept, as Nova's compute_node_create
+       * restores the row whose uuid it collides with.
+       */
+      readonly kind: 'restore-compute-node';
+      readonly target: DbRef & { readonly db: 'cell' };
+      readonly id: number;
+      readonly uuid: string;
+      readonly host: string | null;
+      readonly hypervisorHostname: string | null;
+      /** The row's `deleted` value as planned (its id). */
+      readonly deleted: number;
+    }
+  | {
       /** Move an instance's host to its node's new host (instances.host; node is unchanged, as in ironic_compute_node_move). */
       readonly kind: 'move-instance';
       readonly target: DbRef & { readonly db: 'cell' };
@@ -273,6 +309,17 @@ export function footprintOfChanges(changes: readonly PlannedChange[], providersO
       case 'delete-host-mapping':
       case 'remap-host-mapping':
         keys.add(`api:host-mapping:${hostFootprint(change.host)}`);
+        break;
+      case 'put-allocations':
+        for (const a of change.allocations) provider(a.providerId);
+        for (const a of change.replaces) provider(a.providerId);
+        consumer(change.consumerUuid);
+        keys.add(`placement:project:${change.projectExternalId}`);
+        keys.add(`placement:user:${change.userExternalId}`);
+        break;
+      case 'restore-compute-node':
+        keys.add(cellKey(change.target, `compute-node:${change.id}`));
+        if (change.hypervisorHostname !== null) keys.add(cellKey(change.target, `hypervisor:${change.hypervisorHostname.toLowerCase()}`));
         break;
       default:
         return assertNever(change, 'change kind');

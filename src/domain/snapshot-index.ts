@@ -19,6 +19,8 @@ export interface SnapshotIndex {
   readonly ironicNodeUuids: ReadonlySet<string> | undefined;
   /** Soft-deleted compute nodes by uuid (the newest row wins). */
   readonly deletedNodeByUuid: ReadonlyMap<string, ComputeNodeRec>;
+  /** Lower-cased hypervisor_hostname of every compute node read, live or soft-deleted. */
+  readonly anyNodeName: ReadonlySet<string>;
   /** Live nova-compute services by `${cellUuid}|${hostKey}`. */
   readonly liveComputeService: ReadonlyMap<string, ServiceRec>;
   readonly deletedComputeService: ReadonlyMap<string, ServiceRec>;
@@ -103,6 +105,7 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
     liveNodesByHypervisorHostname,
     ironicNodeUuids,
     deletedNodeByUuid,
+    anyNodeName: new Set(s.computeNodes.flatMap((n) => (n.hypervisorHostname === null ? [] : [n.hypervisorHostname.toLowerCase()]))),
     liveComputeService,
     deletedComputeService,
     instanceByUuid,

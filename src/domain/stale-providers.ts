@@ -20,7 +20,37 @@ export function isStaleComputeProvider(ix: SnapshotIndex, rp: ProviderRec): bool
   if (rp.parentId !== null) return false;
   if (rp.traits.includes(SHARING_TRAIT)) return false;
   if (ix.liveNodeByUuid.has(rp.uuid)) return false;
-  return rp.traits.includes(COMPUTE_NODE_TRAIT) || ix.deletedNodeByUuid.has(rp.uuid);
+  return rp.traits.includes(COMPUTE_NODE_TRAIT) || ix.deletedNodeByUuid.has(rp.uuid) || isTraitlessComputeProvider(ix, rp);
+}
+
+/** What only Nova's compute nodes report as a root provider's inventory. */
+const COMPUTE_NODE_CLASSES: ReadonlySet<string> = new Set(['VCPU', 'MEMORY_MB', 'DISK_GB', 'PCPU']);
+
+/**
+ * A compute-node provider made before Train, which has no COMPUTE_NODE trait
+ * (bug 1661258), recognised by a conservative rule:
+ *  - a root provider (never a child: nested providers of neutron agents,
+ *    vGPUs or cyborg hang under a live root) without MISC_SHARES_VIA_AGGREGATE;
+ *  - an inventory made only of what compute nodes report: VCPU, MEMORY_MB,
+ *    DISK_GB, PCPU (libvirt and friends), or exactly one custom class with
+ *    total 1 (an ironic node's one unit) — never another standard class;
+ *  - no compute node, live or soft-deleted, in any cell, has its uuid or has
+ *    its name as hypervisor_hostname (so a node being recreated, or one a
+ *    restore could bring back, is never taken for stale);
+ *  - no trait other than standard or custom ones a compute node reports
+ *    (COMPUTE_*, HW_*, CUSTOM_*, STORAGE_*).
+ */
+export function isTraitlessComputeProvider(ix: SnapshotIndex, rp: ProviderRec): boolean {
+  if (rp.parentId !== null || (rp.rootId !== null && rp.rootId !== rp.id)) return false;
+  if (rp.traits.includes(SHARING_TRAIT) || rp.traits.includes(COMPUTE_NODE_TRAIT)) return false;
+  if (ix.liveNodeByUuid.has(rp.uuid) || ix.deletedNodeByUuid.has(rp.uuid)) return false;
+  if (rp.name !== null && ix.anyNodeName.has(rp.name.toLowerCase())) return false;
+  if (!rp.traits.every((t) => /^(COMPUTE_|HW_|CUSTOM_|STORAGE_)/.test(t))) return false;
+  const inventory = ix.inventoriesOf.get(rp.id) ?? [];
+  if (inventory.length === 0) return false;
+  const custom = inventory.filter((inv) => inv.resourceClass.startsWith('CUSTOM_'));
+  if (custom.length > 0) return custom.length === 1 && inventory.length === 1 && custom[0]?.total === 1;
+  return inventory.every((inv) => COMPUTE_NODE_CLASSES.has(inv.resourceClass));
 }
 
 /** The live node whose name this provider holds while another uuid, if any. */

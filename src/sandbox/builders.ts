@@ -11,6 +11,7 @@ import {
   insertComputeNode,
   insertConsumer,
   insertInstance,
+  insertInstanceExtra,
   insertInstanceMapping,
   insertInventories,
   insertProviderTraits,
@@ -113,6 +114,8 @@ export interface Flavor {
   readonly vcpus: number;
   readonly memoryMb: number;
   readonly rootGb: number;
+  /** Flavor extra specs, e.g. resources:VCPU=0 (embedded in instance_extra.flavor). */
+  readonly extraSpecs?: Readonly<Record<string, string>>;
 }
 
 export interface LibvirtHostSpec {
@@ -234,6 +237,7 @@ export async function addServer(cell: Knex, api: Knex, placement: Knex, spec: Se
     createdAt,
     launchedAt: createdAt,
   });
+  await insertInstanceExtra(cell, { instanceUuid: spec.uuid, flavor: spec.flavor, createdAt });
   await insertInstanceMapping(api, { instanceUuid: spec.uuid, cellId: spec.cellId, projectId: spec.projectId, userId: spec.userId, createdAt });
   await placement.transaction(async (trx) => {
     await insertConsumer(trx, { uuid: spec.uuid, projectId: spec.projectId, userId: spec.userId, generation: 1, createdAt });

@@ -714,3 +714,89 @@ export async function insertAllocations(placement: Knex, specs: readonly Allocat
   const now = utcNowString();
   await insertMany(placement, 'allocations', specs.map((s) => allocationRow(s, classes.get(s.resourceClass) ?? -1, now)));
 }
+
+// ---------------------------------------------------------------------------
+// instance_extra (the embedded flavor heal_allocations reads)
+
+export interface InstanceFlavorSpec {
+  readonly id: number;
+  readonly name?: string;
+  readonly vcpus: number;
+  readonly memoryMb: number;
+  readonly rootGb: number;
+  readonly ephemeralGb?: number;
+  /** MB, as the flavor stores it. */
+  readonly swap?: number;
+  readonly extraSpecs?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The instance's flavor as Instance._save_flavor stores it:
+ * jsonutils.dumps({'cur': flavor.obj_to_primitive(), 'old': None, 'new': None}).
+ */
+export function instanceFlavorJson(f: InstanceFlavorSpec, createdAt: string): string {
+  const data = {
+    id: f.id,
+    name: f.name ?? `flavor-${f.id}`,
+    memory_mb: f.memoryMb,
+    vcpus: f.vcpus,
+    root_gb: f.rootGb,
+    ephemeral_gb: f.ephemeralGb ?? 0,
+    flavorid: String(f.id),
+    swap: f.swap ?? 0,
+    rxtx_factor: 1.0,
+    vcpu_weight: 0,
+    disabled: false,
+    is_public: true,
+    extra_specs: f.extraSpecs ?? {},
+    description: null,
+    created_at: createdAt.replace(' ', 'T') + 'Z',
+    updated_at: null,
+    deleted_at: null,
+    deleted: false,
+  };
+  const cur = {
+    'nova_object.name': 'Flavor',
+    'nova_object.namespace': 'nova',
+    'nova_object.version': '1.2',
+    'nova_object.data': data,
+    'nova_object.changes': Object.keys(data).sort(),
+  };
+  return pythonJson({ cur, old: null, new: null });
+}
+
+export interface InstanceExtraSpec {
+  readonly instanceUuid: string;
+  readonly flavor: InstanceFlavorSpec;
+  readonly createdAt?: string;
+}
+
+/** The instance_extra row Instance.create writes (flavor set; the other columns as a plain boot leaves them). */
+export async function insertInstanceExtra(cell: Knex, spec: InstanceExtraSpec): Promise<number> {
+  return insertOne(cell, 'instance_extra', instanceExtraRow(spec));
+}
+
+export async function insertInstanceExtras(cell: Knex, specs: readonly InstanceExtraSpec[]): Promise<void> {
+  await insertMany(cell, 'instance_extra', specs.map(instanceExtraRow));
+}
+
+function instanceExtraRow(spec: InstanceExtraSpec): Row {
+  const createdAt = spec.createdAt ?? utcNowString();
+  return {
+    created_at: createdAt,
+    updated_at: null,
+    deleted_at: null,
+    deleted: 0,
+    instance_uuid: spec.instanceUuid,
+    numa_topology: null,
+    pci_requests: '[]',
+    flavor: instanceFlavorJson(spec.flavor, createdAt),
+    vcpu_model: null,
+    migration_context: null,
+    keypairs: pythonJson({ 'nova_object.name': 'KeyPairList', 'nova_object.namespace': 'nova', 'nova_object.version': '1.3', 'nova_object.data': { objects: [] }, 'nova_object.changes': ['objects'] }),
+    device_metadata: null,
+    trusted_certs: null,
+    vpmems: null,
+    resources: null,
+  };
+}

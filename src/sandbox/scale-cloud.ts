@@ -32,6 +32,7 @@ import {
   getOrCreateUser,
   insertAllocations,
   insertComputeNodes,
+  insertInstanceExtras,
   insertInstances,
   insertInventories,
   insertResourceProviders,
@@ -78,6 +79,14 @@ const USER = '2b7e9c4a1d3f4e6b8a0c5d7e9f1a3b5c';
 const ORPHANED_PROJECT = '0e1f2a3b4c5d4e6f8a9b0c1d2e3f4a5b';
 /** A libvirt flavor: what an instance allocates (MEMORY_MB, DISK_GB, VCPU). */
 const FLAVOR = { vcpus: 2, memoryMb: 4096, rootGb: 20 } as const;
+/** The baremetal flavor: the node's one unit of its class, and no VCPU/RAM/disk. */
+const BAREMETAL_FLAVOR = {
+  id: 7,
+  vcpus: 32,
+  memoryMb: 262144,
+  rootGb: 900,
+  extraSpecs: { [`resources:${BAREMETAL_CLASS}`]: '1', 'resources:VCPU': '0', 'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0' },
+} as const;
 
 interface NodeRow {
   readonly id: number;
@@ -155,6 +164,11 @@ export async function generateCloud(dbs: CloudDatabases, opts: CloudOptions): Pr
         ...(ironic ? { vcpus: 32, memoryMb: 262144, rootGb: 900 } : FLAVOR),
         createdAt: now,
       })),
+    );
+    // The embedded flavor (instance_extra.flavor), which heal_allocations reads.
+    await insertInstanceExtras(
+      cell,
+      instances.map((i) => ({ instanceUuid: i.uuid, flavor: ironic ? BAREMETAL_FLAVOR : { id: 2, ...FLAVOR }, createdAt: now })),
     );
     await insertChunked(
       dbs.api,

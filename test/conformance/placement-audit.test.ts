@@ -28,88 +28,16 @@ import { addIronicNode, addServer } from '../../src/sandbox/builders.js';
 import { scenarioClock } from '../../src/sandbox/clock.js';
 import { insertAllocations, insertConsumer, insertInventories, insertProviderTraits, insertResourceProvider, softDeleteRow } from '../../src/sandbox/rows.js';
 import { LIBVIRT_SERVER, libvirtHypervisorHostname } from '../../src/sandbox/scenarios/libvirt.js';
-import { createRealDeployment, realNovaAvailable, realNovaSkipNotice, realNovaVersions, type RealDeployment, type ToolResult } from './real-nova.js';
+import { runNovaManageOnPlacement } from './nova-on-placement.js';
+import { createRealDeployment, realNovaAvailable, realNovaSkipNotice, type RealDeployment, type ToolResult } from './real-nova.js';
 import { populateScenario, realScenarioDatabases, runOurs, type RealScenarioDatabases } from './real-scenario.js';
 
 const available = realNovaAvailable();
 const required = process.env['CI'] === 'true';
 if (!available && !required) console.warn(`\n*** ${realNovaSkipNotice}\n`);
 
-/**
- * nova-manage with its placement client on an in-process Placement. Eventlet
- * monkey patching (nova.cmd) must come before placement's engine exists, or
- * its locks are the unpatched ones.
- */
-const NOVA_AUDIT_MAIN = String.raw`
-import sys, json
-import nova.cmd
-sys.argv[0] = 'nova-manage'
-conf_path = sys.argv[sys.argv.index('--config-file') + 1]
-from oslo_config import cfg
-from placement import conf as placement_conf, db_api as placement_db, deploy
-import webob
-pconf = cfg.ConfigOpts()
-placement_conf.register_opts(pconf)
-pconf([], project='placement', default_config_files=[conf_path])
-pconf.set_override('auth_strategy', 'noauth2', group='api')
-placement_db.configure(pconf)
-app = deploy.loadapp(pconf)
-
-class Response(object):
-    def __init__(self, r):
-        self.status_code = r.status_code
-        self.text = r.text
-        self.headers = r.headers
-        self.content = r.body
-    def json(self):
-        return json.loads(self.text)
-    @property
-    def ok(self):
-        return self.status_code < 400
-    def __bool__(self):
-        return self.ok
-
-class Adapter(object):
-    def _call(self, method, url, json_body=None, microversion=None):
-        headers = {'X-Auth-Token': 'admin', 'Accept': 'application/json'}
-        if microversion is not None:
-            headers['OpenStack-API-Version'] = 'placement %s' % microversion
-        req = webob.Request.blank(url, method=method, headers=headers)
-        if json_body is not None:
-            req.content_type = 'application/json'
-            req.body = json.dumps(json_body).encode('utf-8')
-        return Response(req.get_response(app))
-    def get(self, url, microversion=None, **kw):
-        return self._call('GET', url, microversion=microversion)
-    def delete(self, url, microversion=None, **kw):
-        return self._call('DELETE', url, microversion=microversion)
-    def put(self, url, json=None, microversion=None, **kw):
-        return self._call('PUT', url, json_body=json, microversion=microversion)
-    def post(self, url, json=None, microversion=None, **kw):
-        return self._call('POST', url, json_body=json, microversion=microversion)
-
-from nova.scheduler.client import report
-client = report.SchedulerReportClient(adapter=Adapter())
-report.report_client_singleton = lambda: client
-from nova.cmd.manage import main
-sys.exit(main())
-`;
-
 function runNovaAudit(d: RealDeployment, args: readonly string[]): Promise<ToolResult> {
-  const python = realNovaVersions()?.python ?? '/usr/bin/python3';
-  return new Promise((resolve, reject) => {
-    const child = spawn(python, ['-c', NOVA_AUDIT_MAIN, '--config-file', d.confPath, 'placement', 'audit', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ stdout, stderr, code: code ?? 255 });
-    });
-  });
+  return runNovaManageOnPlacement(d, ['placement', 'audit', ...args]);
 }
 
 const P = 'c0ffee00000000000000000000000000';

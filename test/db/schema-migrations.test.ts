@@ -198,7 +198,7 @@ describe('SQLite: migrations/ build the reference schema', () => {
 
   it('checkSchema names every missing table of the wrong kind of database at once', async () => {
     const err = await schemaError(checkSchema(dbs.knex('api'), 'cell', 'cell database y'));
-    expect(err.message).toBe('cell database y is not a Nova cell database: missing: services, compute_nodes, instances, migrations');
+    expect(err.message).toBe('cell database y is not a Nova cell database: missing: services, compute_nodes, instances, instance_extra, block_device_mapping, migrations');
     const placement = await schemaError(checkSchema(dbs.knex('cell'), 'placement', 'placement database z'));
     expect(placement.message).toMatch(/^placement database z is not a Nova placement database: missing: resource_providers, inventories, /);
     expect(placement.hint).toMatch(/\[placement_database\] connection/);

@@ -28,3 +28,46 @@ export async function softDeleteComputeNode(trx: Knex.Transaction, dialect: Dial
   if (changed !== 1) throw new CasConflict(`compute node ${expect.id} changed while being deleted`);
   return [{ table: 'compute_nodes', key: { id: expect.id }, before, after: updatedImage(before, values) }];
 }
+
+export interface RestoreNodeExpect {
+  readonly id: number;
+  readonly uuid: string;
+  readonly host: string | null;
+  readonly hypervisorHostname: string | null;
+  readonly deleted: number;
+}
+
+/**
+ * Undelete a soft-deleted compute node (bug 1839560) as Nova's
+ * compute_node_create restores the row whose uuid it collides with:
+ * deleted = 0 and deleted_at = NULL, id and uuid kept. Refused under lock
+ * when the row changed, when a live row holds its uuid or its
+ * (host, hypervisor_hostname), or when its nova-compute service is gone.
+ */
+export async function restoreComputeNode(trx: Knex.Transaction, dialect: Dialect, expect: RestoreNodeExpect): Promise<RowImage[]> {
+  const [before] = await selectForUpdate(trx, dialect, 'compute_nodes', { id: expect.id });
+  if (before === undefined) throw new CasConflict(`compute node ${expect.id} no longer exists (archived to the shadow tables?)`);
+  if (before['uuid'] !== expect.uuid) throw new CasConflict(`compute node ${expect.id} changed uuid`);
+  if (Number(before['deleted']) === 0) throw new CasConflict(`compute node ${expect.id} is already live`);
+  if (Number(before['deleted']) !== expect.deleted || before['host'] !== expect.host || before['hypervisor_hostname'] !== expect.hypervisorHostname)
+    throw new CasConflict(`compute node ${expect.id} changed since planning`);
+  const clash = (await trx('compute_nodes')
+    .select('id')
+    .where('deleted', 0)
+    .andWhere((q) => {
+      q.where('uuid', expect.uuid);
+      if (expect.host !== null && expect.hypervisorHostname !== null) q.orWhere({ host: expect.host, hypervisor_hostname: expect.hypervisorHostname });
+    })
+    .first()) as { id: unknown } | undefined;
+  if (clash !== undefined) throw new CasConflict(`live compute node ${String(clash.id)} has the same uuid or host and node`);
+  const serviceId = before['service_id'];
+  const service = (await (serviceId !== null
+    ? trx('services').select('id').where({ id: Number(serviceId), deleted: 0 })
+    : trx('services').select('id').where({ host: expect.host ?? '', binary: 'nova-compute', deleted: 0 })
+  ).first()) as { id: unknown } | undefined;
+  if (service === undefined) throw new CasConflict(`the nova-compute service of compute node ${expect.id} is gone`);
+  const values = { deleted: 0, deleted_at: null };
+  const n = await trx('compute_nodes').update(values).where({ id: expect.id, uuid: expect.uuid, deleted: expect.deleted });
+  if (n !== 1) throw new CasConflict(`compute node ${expect.id} changed while being restored`);
+  return [{ table: 'compute_nodes', key: { id: expect.id }, before, after: updatedImage(before, values) }];
+}

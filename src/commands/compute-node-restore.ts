@@ -1,0 +1,36 @@
+// compute_node restore --uuid U: undelete a compute node soft-deleted while its node still exists (bug 1839560).
+import type { CommandSpec } from '../cli/spec.js';
+import { isUuid } from '../domain/ironic-nodes.js';
+import { planNodeRestore } from '../domain/restore-node.js';
+import { ReconcileError } from '../errors.js';
+import { readSnapshot } from '../operations/read-snapshot.js';
+import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+
+export const restoreNodeCommand: CommandSpec = {
+  path: ['compute_node', 'restore'],
+  family: 'reconcile',
+  summary: 'bring back a compute node soft-deleted while its node still exists (plan first; --apply to change)',
+  description: [
+    "A compute node soft-deleted while its node still exists (an ironic node deleted from Nova while in maintenance, bug 1839560) keeps " +
+      'its uuid in compute_nodes_uuid_idx, so nova-compute fails with DBDuplicateEntry on every cycle. `audit` reports it as ' +
+      'soft-deleted-node-with-provider. The restore is what Nova does on a uuid collision: deleted = 0 and deleted_at = NULL, id, uuid and ' +
+      'every other column kept, as a compare-and-swap on the deleted row. Its provider and allocations were never touched.',
+    'Refused when a live compute node has the same uuid or the same host and hypervisor_hostname, or when the node\'s nova-compute ' +
+      'service is gone. Restore before `nova-manage db archive_deleted_rows` runs: it moves the row to the shadow tables.',
+  ],
+  options: [{ flags: '--uuid <uuid>', description: 'the compute node (and resource provider) uuid', required: true }, ...APPLY_OPTIONS],
+  exitCodes: PLAN_EXIT_CODES,
+  examples: ['nova-reconcile compute_node restore --uuid 1e0f0000-0000-4000-8000-000000000001', 'nova-reconcile compute_node restore --uuid 1e0f0000-0000-4000-8000-000000000001 --apply'],
+  async run(ctx, o) {
+    const uuid = String(o['uuid'] ?? '');
+    if (!isUuid(uuid)) throw new ReconcileError('usage', `--uuid must be a uuid, got '${uuid}'`);
+    return runPlanCommand(ctx, o, async (d) => {
+      const result = planNodeRestore(await readSnapshot(d, { placement: false }), uuid);
+      if (!result.found)
+        throw new ReconcileError('not-found', `no compute node, live or soft-deleted, has uuid ${uuid} in any cell`, {
+          hint: 'a row archived by `nova-manage db archive_deleted_rows` is in shadow_compute_nodes and cannot be restored here',
+        });
+      return result.plan;
+    });
+  },
+};

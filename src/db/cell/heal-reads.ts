@@ -1,0 +1,82 @@
+// What `placement heal_allocations` reads from a cell, as nova-manage loads
+// it: live instances with their embedded flavor (instance_extra.flavor,
+// parsed at once so 30,000 JSON documents are not kept) and whether each is
+// volume-backed (its root block device mapping, else an empty image_ref:
+// compute_utils.is_volume_backed_instance). Keyset pages, one statement per
+// 5,000 rows.
+import type { Knex } from 'knex';
+import { parseEmbeddedFlavor } from '../../domain/flavor-resources.js';
+import type { HealInstanceRec } from '../../domain/heal-allocations.js';
+import { readByKeyset } from '../placement/keyset.js';
+
+interface Row {
+  readonly id: number;
+  readonly uuid: string;
+  readonly host: string | null;
+  readonly node: string | null;
+  readonly task_state: string | null;
+  readonly project_id: string | null;
+  readonly user_id: string | null;
+  readonly image_ref: string | null;
+  readonly created_at: unknown;
+  readonly flavor: string | null;
+}
+
+export async function readHealInstances(db: Knex, cellUuid: string, onlyUuid: string | undefined): Promise<HealInstanceRec[]> {
+  const roots = await readRootDestinations(db, onlyUuid);
+  return readByKeyset(
+    async (afterId, limit) => {
+      const q = db('instances as i')
+        .leftJoin('instance_extra as x', 'x.instance_uuid', 'i.uuid')
+        .select('i.id', 'i.uuid', 'i.host', 'i.node', 'i.task_state', 'i.project_id', 'i.user_id', 'i.image_ref', 'i.created_at', 'x.flavor')
+        .where('i.deleted', 0)
+        .andWhere('i.id', '>', afterId)
+        .orderBy('i.id')
+        .limit(limit);
+      if (onlyUuid !== undefined) q.andWhere('i.uuid', onlyUuid);
+      return (await q) as Row[];
+    },
+    (r) => {
+      const root = roots.get(r.uuid);
+      return {
+        cellUuid,
+        id: Number(r.id),
+        uuid: r.uuid,
+        host: r.host,
+        node: r.node,
+        taskState: r.task_state,
+        projectId: r.project_id,
+        userId: r.user_id,
+        createdAt: timestamp(r.created_at),
+        flavor: parseEmbeddedFlavor(r.flavor) ?? null,
+        volumeBacked: root !== undefined ? root === 'volume' : r.image_ref === null || r.image_ref === '',
+      };
+    },
+  );
+}
+
+/** The first live boot_index 0 mapping of each instance (BlockDeviceMappingList.root_bdm): its destination_type. */
+async function readRootDestinations(db: Knex, onlyUuid: string | undefined): Promise<Map<string, string | null>> {
+  const out = new Map<string, string | null>();
+  const rows = await readByKeyset(
+    async (afterId, limit) => {
+      const q = db('block_device_mapping')
+        .select('id', 'instance_uuid', 'destination_type')
+        .where({ deleted: 0, boot_index: 0 })
+        .andWhere('id', '>', afterId)
+        .orderBy('id')
+        .limit(limit);
+      if (onlyUuid !== undefined) q.andWhere('instance_uuid', onlyUuid);
+      return (await q) as Array<{ id: number; instance_uuid: string | null; destination_type: string | null }>;
+    },
+    (r) => r,
+  );
+  for (const r of rows) if (r.instance_uuid !== null && !out.has(r.instance_uuid)) out.set(r.instance_uuid, r.destination_type);
+  return out;
+}
+
+function timestamp(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (v instanceof Date) return v.toISOString().slice(0, 19).replace('T', ' ');
+  return String(v);
+}
