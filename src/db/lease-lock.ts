@@ -54,7 +54,8 @@ export async function withLeaseLock<T>(knex: Knex, options: LeaseOptions, fn: ()
   const renewEveryMs = options.renewEveryMs ?? RENEW_EVERY_MS;
   await ensureTable(knex, options.database, table);
   const owner = randomUUID();
-  const who = `${hostname()} pid ${process.pid}`.slice(0, 255);
+  // Names the holder in a waiting run's message; the random part tells two runs of one host apart.
+  const who = `${hostname()} run ${owner.slice(0, 8)}`.slice(0, 255);
   await acquire(knex, table, options, owner, who, leaseSeconds);
 
   let lost: string | undefined;

@@ -41,7 +41,7 @@ describeMysql('lease lock [mariadb]', () => {
     });
     expect(err).toBeInstanceOf(ReconcileError);
     expect((err as ReconcileError).kind).toBe('lock');
-    expect((err as ReconcileError).message).toMatch(/another run holds the lock "busy" \(a lease in `nova_reconcile_locks`, held by .* pid \d+, lease expires in \d+ s unless renewed; waited 1 s\); safe to retry/);
+    expect((err as ReconcileError).message).toMatch(/another run holds the lock "busy" \(a lease in `nova_reconcile_locks`, held by .* run [0-9a-f]{8}, lease expires in \d+ s unless renewed; waited 1 s\); safe to retry/);
   });
 
   it("a dead holder's lease is taken over once it expires by the database's clock, not before", async () => {
