@@ -18,7 +18,8 @@ export const undoCommand: CommandSpec = {
     'Unlike the other mutating commands, undo applies by default: the journal is the plan that was already approved. Use --dry-run to ' +
       'see what would be restored. The undo writes its own journal, so it can be undone in turn. A journal that is corrupt, truncated, ' +
       'or was written for another deployment is refused; a journal whose last line a killed run left incomplete is accepted only with ' +
-      '--allow-truncated.',
+      '--allow-truncated. A journal belongs to a deployment by its API database name and its cell mappings (uuid and creation time), ' +
+      'not by the address it was written through: it can be undone through any Galera node, VIP or host name of the same deployment.',
   ],
   options: [
     { flags: '--dry-run', description: 'show what would be restored and change nothing' },
