@@ -96,7 +96,7 @@ export function isGalera(knex: Knex): boolean {
 }
 
 function checkGaleraSession(conn: MysqlConn, session: SessionFacts, done: (err: Error | null) => void): void {
-  conn.query("SHOW VARIABLES LIKE 'wsrep_on'", (err, rows) => {
+  conn.query("SHOW VARIABLES WHERE Variable_name = 'wsrep_on'", (err, rows) => {
     if (err !== null) return done(err);
     const on = Array.isArray(rows) && rows.some((r) => String((r as Record<string, unknown>)['Value']).toUpperCase() === 'ON');
     session.wsrepOn = on;

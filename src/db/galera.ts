@@ -26,7 +26,7 @@ const NOT_GALERA: GaleraState = Object.freeze({ on: false, ready: true, clusterS
  */
 export async function readGaleraState(knex: Knex, connection?: unknown): Promise<GaleraState> {
   const run = (sql: string) => (connection === undefined ? knex.raw(sql) : knex.raw(sql).connection(connection));
-  const vars = rowsOf(await run("SHOW VARIABLES LIKE 'wsrep_on'"));
+  const vars = rowsOf(await run("SHOW VARIABLES WHERE Variable_name = 'wsrep_on'"));
   const on = vars.some((r) => String(r['Value']).toUpperCase() === 'ON');
   if (!on) return NOT_GALERA;
   const status = new Map(
