@@ -20,7 +20,8 @@ export const undoCommand: CommandSpec = {
       '(Nova re-created a provider with the same name or uuid since) is refused and listed, as a changed row is: a retry cannot fix it. ' +
       'The undo writes its own journal, so it can be undone in turn. A journal that is corrupt, truncated, ' +
       'or was written for another deployment is refused; a journal whose last line a killed run left incomplete is accepted only with ' +
-      '--allow-truncated. (Earlier versions applied by default; --dry-run is still accepted and changes nothing.)',
+      '--allow-truncated. A journal belongs to a deployment by its API database name and its cell mappings (uuid and creation time), ' +
+      'not by the address it was written through: it can be undone through any Galera node, VIP or host name of the same deployment. (Earlier versions applied by default; --dry-run is still accepted and changes nothing.)',
   ],
   options: [
     { flags: '--apply', description: 'restore the rows; without it the restore is simulated and nothing changes' },

@@ -89,11 +89,15 @@ function readAllSources(args: LoadConfigArgs): readonly ParsedIni[] {
 function readReconcileSettings(lookup: OptionLookup, args: LoadConfigArgs, problems: string[]): ReconcileSettings {
   const group = 'nova_reconcile';
   const journalDir = lookup.find(group, 'journal_dir')?.value;
+  const lockDatabase = lookup.find(group, 'lock_database')?.value;
+  if (lockDatabase !== undefined && lockDatabase !== '' && !/^[A-Za-z0-9_$-]{1,64}$/.test(lockDatabase))
+    problems.push(`[${group}] lock_database = ${JSON.stringify(lockDatabase)} is not a database name (letters, digits, _ $ -, at most 64)`);
   return Object.freeze({
     journalDir: journalDir === undefined || journalDir === '' ? defaultJournalDir(args) : expandHome(journalDir, args.home),
     // Upper bounds keep every wait inside a Node timer (at most 2^31-1 ms, about 24 days): a larger
     // value would silently become 1 ms, with a TimeoutOverflowWarning on stderr.
     lockTimeout: readInteger(lookup, { group, key: 'lock_timeout', default: 10, min: 0, max: 86_400 }, problems),
+    lockDatabase: lockDatabase === undefined || lockDatabase === '' ? undefined : lockDatabase,
     cellConcurrency: readInteger(lookup, { group, key: 'cell_concurrency', default: 4, min: 1, max: 64 }, problems),
     applyConcurrency: readInteger(lookup, { group, key: 'apply_concurrency', default: 4, min: 1, max: 16 }, problems),
     connectTimeout: readInteger(lookup, { group, key: 'connect_timeout', default: 10, min: 1, max: 3_600 }, problems),

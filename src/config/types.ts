@@ -47,6 +47,12 @@ export interface ReconcileSettings {
   readonly journalDir: string;
   /** [nova_reconcile] lock_timeout, seconds (default 10). */
   readonly lockTimeout: number;
+  /**
+   * [nova_reconcile] lock_database: on a Galera cluster, the database that
+   * holds the apply lock's lease table (nova_reconcile_locks); undefined: the
+   * API database.
+   */
+  readonly lockDatabase: string | undefined;
   /** [nova_reconcile] cell_concurrency (default 4). */
   readonly cellConcurrency: number;
   /**

@@ -7,7 +7,8 @@ import { createRequire } from 'node:module';
 import knexFactory, { type Knex } from 'knex';
 import type { DbTarget } from '../config/types.js';
 import { ReconcileError } from '../errors.js';
-import { describeDriverError } from './driver-errors.js';
+import { describeDriverError, isGaleraNotReadyError } from './driver-errors.js';
+import { describeNotReady, NOT_READY_HINT, type GaleraState } from './galera.js';
 
 export type Dialect = 'mysql' | 'sqlite';
 
@@ -63,7 +64,7 @@ export async function openDatabase(target: DbTarget, options: OpenOptions): Prom
   } catch (err) {
     await knex.destroy().catch(() => undefined);
     throw new ReconcileError('connection', `cannot connect to the ${label}: ${describeDriverError(err)}`, {
-      hint: connectionHint(target),
+      hint: isGaleraNotReadyError(err) ? NOT_READY_HINT : connectionHint(target),
       cause: err,
     });
   }
@@ -84,7 +85,36 @@ export async function withDatabase<T>(target: DbTarget, options: OpenOptions, fn
   }
 }
 
+/** What the sessions of a knex instance found: wsrep_on of the server (undefined before the first connection). */
+interface SessionFacts {
+  wsrepOn: boolean | undefined;
+}
+
+const sessionFacts = new WeakMap<Knex, SessionFacts>();
+
+/** Whether the server behind `knex` is a Galera node (wsrep_on), as its first session found; false for SQLite. */
+export function isGalera(knex: Knex): boolean {
+  return sessionFacts.get(knex)?.wsrepOn === true;
+}
+
+function checkGaleraSession(conn: MysqlConn, session: SessionFacts, done: (err: Error | null) => void): void {
+  conn.query("SHOW VARIABLES WHERE Variable_name = 'wsrep_on'", (err, rows) => {
+    if (err !== null) return done(err);
+    const on = Array.isArray(rows) && rows.some((r) => String((r as Record<string, unknown>)['Value']).toUpperCase() === 'ON');
+    session.wsrepOn = on;
+    if (!on) return done(null);
+    conn.query("SHOW STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_cluster_status', 'wsrep_local_state_comment')", (err2, statusRows) => {
+      if (err2 !== null) return done(err2);
+      const status = new Map((Array.isArray(statusRows) ? statusRows : []).map((r) => [String((r as Record<string, unknown>)['Variable_name']).toLowerCase(), String((r as Record<string, unknown>)['Value'])]));
+      if ((status.get('wsrep_ready') ?? 'OFF').toUpperCase() === 'ON') return done(null);
+      const state: GaleraState = { on, ready: false, clusterStatus: status.get('wsrep_cluster_status'), localState: status.get('wsrep_local_state_comment') };
+      done(Object.assign(new Error(describeNotReady(state)), { errno: 1047, code: 'ER_UNKNOWN_COM_ERROR' }));
+    });
+  });
+}
+
 function mysqlKnex(target: Extract<DbTarget, { kind: 'mysql' }>, timeoutMs: number, poolMax: number): Knex {
+  const session: SessionFacts = { wsrepOn: undefined };
   const connection: Record<string, unknown> = {
     charset: mysqlCharset(target.charset),
     connectTimeout: timeoutMs,
@@ -99,7 +129,7 @@ function mysqlKnex(target: Extract<DbTarget, { kind: 'mysql' }>, timeoutMs: numb
   if (target.user !== undefined) connection['user'] = target.user;
   if (target.password !== undefined) connection['password'] = target.password;
   if (target.database !== undefined) connection['database'] = target.database;
-  return knexFactory({
+  const knex = knexFactory({
     client: 'mysql2',
     connection,
     pool: {
@@ -107,16 +137,34 @@ function mysqlKnex(target: Extract<DbTarget, { kind: 'mysql' }>, timeoutMs: numb
       max: poolMax,
       afterCreate: (conn: MysqlConn, done: (err: Error | null, conn: MysqlConn) => void) => {
         // oslo.db sets sql_mode per session; UTC keeps NOW() comparable with Nova's naive UTC.
-        conn.query("SET SESSION sql_mode = 'TRADITIONAL', time_zone = '+00:00'", (err) => done(err, conn));
+        // On a Galera node, wsrep_sync_wait=1 makes every read wait until the
+        // node has applied what the cluster committed before it (causal
+        // reads): a plan, and each compare-and-swap's read, sees the writes
+        // made through other nodes. Same round trip; a server without the
+        // variable (Oracle MySQL, 1193) gets the plain settings.
+        conn.query(`${SESSION_SETTINGS}, wsrep_sync_wait = IF(@@wsrep_on, 1, 0)`, (err) => {
+          if (err !== null) {
+            if ((err as { errno?: number }).errno !== 1193) return done(err, conn);
+            return conn.query(SESSION_SETTINGS, (err2) => done(err2, conn));
+          }
+          // A Galera node outside the primary component still answers SET and
+          // SHOW (and SELECT 1): refuse it here, in one line, rather than at
+          // the first real query. Raw queries: not counted by --stats.
+          checkGaleraSession(conn, session, (err3) => done(err3, conn));
+        });
       },
     },
     acquireConnectionTimeout: timeoutMs,
     log: KNEX_LOG,
   });
+  sessionFacts.set(knex, session);
+  return knex;
 }
 
+const SESSION_SETTINGS = "SET SESSION sql_mode = 'TRADITIONAL', time_zone = '+00:00'";
+
 interface MysqlConn {
-  query(sql: string, cb: (err: Error | null) => void): void;
+  query(sql: string, cb: (err: Error | null, rows?: unknown) => void): void;
 }
 
 function sqliteKnex(target: Extract<DbTarget, { kind: 'sqlite' }>, timeoutMs: number): Knex {

@@ -36,6 +36,7 @@ export function describeDriverError(err: unknown): string {
     default:
       break;
   }
+  if (isGaleraNotReadyError(err)) return `the Galera node is not ready (not part of the primary component): ${redactUrl(msg)}`;
   if (/Knex: Timeout acquiring a connection/.test(msg)) return 'timed out waiting for a connection';
   if (/directory does not exist|unable to open database/i.test(msg)) return 'cannot open the database file';
   return redactUrl(code !== undefined && !msg.includes(code) ? `${code}: ${msg}` : msg);
@@ -73,10 +74,25 @@ export function isConnectionLostError(err: unknown): boolean {
 /**
  * True when InnoDB chose this transaction as a deadlock victim (MySQL 1213).
  * The server has already rolled it back, so it can simply be run again, as
- * oslo.db's wrap_db_retry does for Nova and Placement.
+ * oslo.db's wrap_db_retry does for Nova and Placement. On a Galera cluster
+ * the same 1213 reports a certification failure at COMMIT (another node
+ * committed a conflicting write first) and a brute-force abort (a replicated
+ * write took the rows this transaction held): both rolled back, both safe to
+ * re-run, as oslo.db treats them.
  */
 export function isDeadlockError(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const e = err as DriverErrorLike;
   return e.code === 'ER_LOCK_DEADLOCK' || e.errno === 1213;
+}
+
+/**
+ * True for 1047 ER_UNKNOWN_COM_ERROR as a Galera node sends it while it is
+ * outside the primary component or not yet synced: "WSREP has not yet
+ * prepared node for application use". Nothing was done; another node may serve.
+ */
+export function isGaleraNotReadyError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as DriverErrorLike;
+  return e.errno === 1047 || (typeof e.message === 'string' && e.message.includes('WSREP has not yet prepared node'));
 }

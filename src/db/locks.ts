@@ -1,14 +1,29 @@
 // One writer at a time per operation. On MySQL a session lock (GET_LOCK) on
 // one pinned connection of the API database: a killed process loses its
-// session and so its lock. On SQLite an exclusive write transaction held on a
-// small lock file beside the API database: the OS releases it on exit.
+// session and so its lock. On a Galera cluster GET_LOCK is node-local (it is
+// not replicated), so there the lock is a lease row (lease-lock.ts). On
+// SQLite an exclusive write transaction held on a small lock file beside the
+// API database: the OS releases it on exit.
 import { createHash } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { ReconcileError } from '../errors.js';
-import { requireSqliteDriver, type Database } from './connect.js';
+import { isGalera, requireSqliteDriver, type Database } from './connect.js';
+import { withLeaseLock } from './lease-lock.js';
 
-export async function withSessionLock<T>(api: Database, name: string, timeoutSec: number, fn: () => Promise<T>): Promise<T> {
-  if (api.dialect === 'mysql' && api.target.kind === 'mysql') return withMysqlLock(api.knex, mysqlLockName(name, api.target.database), timeoutSec, fn);
+export interface SessionLockOptions {
+  /** [nova_reconcile] lock_database: where a Galera cluster's lease table lives (default: the API database). */
+  readonly lockDatabase?: string | undefined;
+}
+
+export async function withSessionLock<T>(api: Database, name: string, timeoutSec: number, fn: () => Promise<T>, options: SessionLockOptions = {}): Promise<T> {
+  if (api.dialect === 'mysql' && api.target.kind === 'mysql') {
+    const lockName = mysqlLockName(name, api.target.database);
+    if (isGalera(api.knex)) {
+      const database = options.lockDatabase !== undefined && options.lockDatabase !== '' ? options.lockDatabase : api.target.database;
+      return withLeaseLock(api.knex, { database, name: lockName, timeoutSec }, fn);
+    }
+    return withMysqlLock(api.knex, lockName, timeoutSec, fn);
+  }
   return withSqliteLock(api, name, timeoutSec, fn);
 }
 
@@ -24,7 +39,7 @@ export function mysqlLockName(name: string, database: string | undefined): strin
   return `${name}:${createHash('sha256').update(database ?? '').digest('hex')}`.slice(0, 64);
 }
 
-function lockHeld(name: string, timeoutSec: number): ReconcileError {
+export function lockHeld(name: string, timeoutSec: number): ReconcileError {
   return new ReconcileError('lock', `another run holds the lock "${name}" (waited ${timeoutSec} s); safe to retry`, {
     hint: 'wait for the other run to finish, or raise [nova_reconcile] lock_timeout',
     tag: 'lock-held',

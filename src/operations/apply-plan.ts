@@ -17,6 +17,7 @@ import { utcNowString } from '../db/time.js';
 import type { Change, DbRef, Plan, Refusal, Unit } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
 import { defaultJournalPath, openJournal, type DeploymentIdentity } from './journal.js';
+import { readDeploymentIdentity } from './deployment-identity.js';
 import { runUnits } from './unit-scheduler.js';
 
 export const APPLY_LOCK = 'nova-reconcile-apply';
@@ -60,7 +61,7 @@ export interface ApplyResult {
  * for the first and then plans from what the first left (nothing twice).
  */
 export async function withApplyLock<T>(deployment: Deployment, lockTimeout: number, fn: () => Promise<T>): Promise<T> {
-  return withSessionLock(await deployment.api(), APPLY_LOCK, lockTimeout, fn);
+  return withSessionLock(await deployment.api(), APPLY_LOCK, lockTimeout, fn, { lockDatabase: deployment.config.reconcile.lockDatabase });
 }
 
 /** Apply a plan; the caller holds the apply lock (withApplyLock). */
@@ -308,10 +309,9 @@ export async function databaseFor(deployment: Deployment, target: DbRef): Promis
   }
 }
 
+/** What the journal is bound to (deployment-identity.ts): not the address the API database was reached through. */
 export async function deploymentIdentity(deployment: Deployment): Promise<DeploymentIdentity> {
-  const api = await deployment.api();
-  const cells = (await deployment.cellMappings()).map((m) => m.uuid);
-  return { api: api.target.display, cells };
+  return readDeploymentIdentity(deployment);
 }
 
 /**

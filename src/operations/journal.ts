@@ -27,8 +27,33 @@ export interface JournalHeader {
 }
 
 export interface DeploymentIdentity {
+  /** The API database as the writer reached it (redacted URL): for messages, and for journals older than the fields below. */
   readonly api: string;
   readonly cells: readonly string[];
+  /**
+   * What binds a journal to the deployment rather than to an address: the API
+   * database's name (SQLite: its file) and each cell mapping's created_at.
+   * Absent in journals written before they existed.
+   */
+  readonly apiDatabase?: string;
+  readonly cellsCreatedAt?: Readonly<Record<string, string | null>>;
+}
+
+/**
+ * Whether a journal's deployment is this one. The same deployment reached
+ * through another Galera node, a VIP or a host name instead of an IP has the
+ * same API database name and the same cell mappings, each created at the
+ * same second; another deployment differs in one of them. A journal without
+ * those fields (older, or of a deployment without cells) falls back to the
+ * API database's address.
+ */
+export function sameDeployment(there: DeploymentIdentity, here: DeploymentIdentity): boolean {
+  const thereCells = there.cellsCreatedAt === undefined ? [] : Object.entries(there.cellsCreatedAt);
+  if (there.apiDatabase !== undefined && thereCells.length > 0 && here.apiDatabase !== undefined && here.cellsCreatedAt !== undefined) {
+    const hereCells = here.cellsCreatedAt;
+    return there.apiDatabase === here.apiDatabase && thereCells.every(([uuid, at]) => Object.hasOwn(hereCells, uuid) && hereCells[uuid] === at);
+  }
+  return there.api === here.api && there.cells.every((c) => here.cells.includes(c));
 }
 
 export interface JournalChange {

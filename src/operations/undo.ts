@@ -21,7 +21,7 @@ import { utcNowString } from '../db/time.js';
 import { describeTarget } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
 import { databaseFor, deploymentIdentity } from './apply-plan.js';
-import { defaultJournalPath, openJournal, readJournal, type JournalChange, type JournalWriter } from './journal.js';
+import { defaultJournalPath, openJournal, readJournal, sameDeployment, type JournalChange, type JournalWriter } from './journal.js';
 
 export interface UndoOptions {
   readonly dryRun: boolean;
@@ -49,7 +49,7 @@ export async function readJournalFor(deployment: Deployment, path: string, allow
   const journal = readJournal(path, { allowTruncatedTail });
   const here = await deploymentIdentity(deployment);
   const there = journal.header.deployment;
-  if (there.api !== here.api || !there.cells.every((c) => here.cells.includes(c)))
+  if (!sameDeployment(there, here))
     throw new ReconcileError('input', `the journal ${path} was written for another deployment (API database ${there.api}); this one is ${here.api}`, {
       hint: 'run undo with the --config-file of the deployment the journal came from',
     });

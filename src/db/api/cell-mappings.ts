@@ -23,3 +23,15 @@ export async function findCellMappingByUuid(db: Knex, uuid: string): Promise<Cel
   const rows = await db<CellMappingRow>('cell_mappings').select(...COLUMNS).where('uuid', uuid).orderBy('id').limit(1);
   return rows[0];
 }
+
+/**
+ * uuid and created_at of every cell: what identifies a deployment whatever
+ * address its API database is reached through (a VIP, a host name, another
+ * Galera node). created_at is the second `nova-manage cell_v2 map_cell0` /
+ * `create_cell` ran, so two deployments built with the same cell uuids (a
+ * sandbox's fixed ones) still differ.
+ */
+export async function listCellAnchors(db: Knex): Promise<Array<{ uuid: string; createdAt: string | null }>> {
+  const rows: Array<{ uuid: string; created_at: unknown }> = await db('cell_mappings').select('uuid', 'created_at').orderBy('id', 'asc');
+  return rows.map((r) => ({ uuid: r.uuid, createdAt: r.created_at === null || r.created_at === undefined ? null : String(r.created_at) }));
+}
