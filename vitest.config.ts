@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 // Nova installed (vitest.conformance.config.ts).
 export default defineConfig({
   test: {
-    include: ['test/unit/**/*.test.ts', 'test/db/**/*.test.ts', 'test/cli/**/*.test.ts', 'test/package/**/*.test.ts'],
+    include: ['test/unit/**/*.test.ts', 'test/db/**/*.test.ts', 'test/cli/**/*.test.ts', 'test/package/**/*.test.ts', 'test/property/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
