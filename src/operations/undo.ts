@@ -18,7 +18,7 @@ import { describeDriverError, isConstraintError } from '../db/driver-errors.js';
 import { restoreRows, type RestoreOutcome } from '../db/restore-rows.js';
 import { CasConflict, type Row, type RowImage } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
-import { describeTarget } from '../domain/plan.js';
+import { describeTarget, type DbRef } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
 import { databaseFor, deploymentIdentity } from './apply-plan.js';
 import { defaultJournalPath, openJournal, readJournal, sameDeployment, type JournalChange, type JournalWriter } from './journal.js';
@@ -63,11 +63,19 @@ export async function undoJournal(deployment: Deployment, path: string, options:
   const changes = [...journal.changes].sort((a, b) => b.seq - a.seq);
   const earlier = earlierImages(journal.changes);
   let writer: JournalWriter | undefined;
-  // Dry run: one transaction per database, rolled back at the end.
+  // Dry run: one transaction per database, rolled back at the end. The cell
+  // mappings are read first: once the API database's simulation holds its
+  // only SQLite connection, a read beside it would wait for ever.
+  const mappings = await deployment.cellMappings();
+  const dbFor = async (target: DbRef): Promise<Database> => {
+    if (target.db !== 'cell') return databaseFor(deployment, target);
+    const mapping = mappings.find((m) => m.uuid === target.cellUuid);
+    return mapping === undefined ? databaseFor(deployment, target) : deployment.cell(mapping);
+  };
   const simulations = new Map<string, { db: Database; trx: Knex.Transaction }>();
   try {
     for (const entry of changes) {
-      const db = await databaseFor(deployment, entry.target);
+      const db = await dbFor(entry.target);
       const previous = (img: RowImage): ReadonlyArray<Row | null> => earlier(entry, img);
       try {
         let outcome: RestoreOutcome;

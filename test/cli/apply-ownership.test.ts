@@ -61,7 +61,7 @@ describeMysql('apply: ownership before placement [mariadb]', () => {
     await trx('compute_nodes').update({ host: 'compute-2' }).where('uuid', nodeUuid('compute-3'));
     const journal = join(d.dir, 'apply.jsonl');
     const run = runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--journal', journal]);
-    await waitForLockWait(cell, databaseName(d.url('cell1')));
+    await Promise.race([waitForLockWait(cell, databaseName(d.url('cell1'))), run.then((x) => { throw new Error(`the apply ended before its guard: ${x.code} ${x.stdout} ${x.stderr}`); })]);
     // The apply now waits for the node's row: nothing in placement may have changed yet.
     expect(await providerOf(d, 'compute-3')).toEqual(providerBefore);
     await trx.commit();

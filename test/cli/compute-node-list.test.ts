@@ -82,7 +82,8 @@ describeEachDialect('compute_node list on deleted-ironic-node', (dialect) => {
     const unknown = await runBin([...d.args, 'compute_node', 'list', '--cell', '11111111-2222-3333-4444-555555555555']);
     expect(unknown.code).toBe(127);
     expect(unknown.stderr).toBe(
-      'nova-reconcile: error: cell 11111111-2222-3333-4444-555555555555 has no mapping (run `nova-reconcile cell_v2 list_cells` to see the cells)\n',
+      // The hint repeats the --config-file given (issue 13.8).
+      `nova-reconcile: error: cell 11111111-2222-3333-4444-555555555555 has no mapping (run \`nova-reconcile --config-file ${d.confPath} cell_v2 list_cells\` to see the cells)\n`,
     );
   });
 

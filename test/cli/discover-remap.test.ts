@@ -106,7 +106,7 @@ describeEachDialect('cell_v2 discover_hosts --remap', (dialect) => {
     expect(quiet.code).toBe(0);
     expect(quiet.stderr).toBe('');
 
-    expect((await runBin([...d.args, 'undo', journal])).code).toBe(4);
+    expect((await runBin([...d.args, 'undo', journal, '--apply'])).code).toBe(4);
     expect(await everything(d)).toEqual(before);
   });
 

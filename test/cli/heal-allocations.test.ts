@@ -111,7 +111,7 @@ describeEachDialect('placement heal_allocations', (dialect) => {
     const again = await runBin([...d.args, 'placement', 'heal_allocations']);
     expect({ code: again.code, stdout: again.stdout, stderr: again.stderr }).toEqual({ code: 4, stdout: '', stderr: '' });
 
-    const undo = await runBin([...d.args, 'undo', journal]);
+    const undo = await runBin([...d.args, 'undo', journal, '--apply']);
     expect(undo.code).toBe(4);
     expect(await dump(p)).toEqual(before);
     expect((await p('projects').where('external_id', P)).length).toBe(1);

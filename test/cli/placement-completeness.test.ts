@@ -68,7 +68,7 @@ describeEachDialect('placement completeness', (dialect) => {
     const found = await findings(d, 'orphaned-allocation');
     expect(found.map((f) => f.objects['consumer_uuid']).sort()).toEqual([LIBVIRT_SERVER.uuid, BM_ORPHAN].sort());
     const web1Node = LIBVIRT_HOSTS.find((h) => h.host === LIBVIRT_SERVER.host)?.nodeUuid ?? '';
-    expect(found.find((f) => f.objects['consumer_uuid'] === BM_ORPHAN)?.suggestion).toBe(`nova-reconcile placement audit --all-resource-classes --resource_provider ${IRONIC_NODE} --delete`);
+    expect(found.find((f) => f.objects['consumer_uuid'] === BM_ORPHAN)?.suggestion).toBe(`nova-reconcile --config-file ${d.confPath} placement audit --all-resource-classes --resource_provider ${IRONIC_NODE} --delete`);
 
     const before = await dump(p, PLACEMENT_TABLES);
     const dry = await runBin([...d.args, 'placement', 'audit', '--all-resource-classes', '--verbose']);
@@ -83,7 +83,7 @@ describeEachDialect('placement completeness', (dialect) => {
     expect(await findings(d, 'orphaned-allocation')).toEqual([]);
 
     const journal = /^journal: (\S+)$/m.exec(del.stderr)?.[1] ?? '';
-    expect((await runBin([...d.args, 'undo', journal])).code).toBe(4);
+    expect((await runBin([...d.args, 'undo', journal, '--apply'])).code).toBe(4);
     expect(await dump(p, PLACEMENT_TABLES)).toEqual(before);
   }, 180_000);
 
@@ -119,7 +119,7 @@ describeEachDialect('placement completeness', (dialect) => {
     expect(await findings(d, 'provider-without-node')).toEqual([]);
 
     const journal = /^journal: (\S+)$/m.exec(applied.stderr)?.[1] ?? '';
-    expect((await runBin([...d.args, 'undo', journal])).code).toBe(4);
+    expect((await runBin([...d.args, 'undo', journal, '--apply'])).code).toBe(4);
     expect(await dump(p, PLACEMENT_TABLES)).toEqual(before);
   }, 180_000);
 
@@ -133,7 +133,7 @@ describeEachDialect('placement completeness', (dialect) => {
 
     const found = await findings(d, 'soft-deleted-node-with-provider');
     expect(found).toHaveLength(1);
-    expect(found[0]?.suggestion).toBe(`nova-reconcile compute_node restore --uuid ${IRONIC_NODE}`);
+    expect(found[0]?.suggestion).toBe(`nova-reconcile --config-file ${d.confPath} compute_node restore --uuid ${IRONIC_NODE}`);
     expect(found[0]?.summary).toContain('archive_deleted_rows');
 
     const before = await dump(cell, ['compute_nodes']);
@@ -153,7 +153,7 @@ describeEachDialect('placement completeness', (dialect) => {
     expect(again.code).toBe(0);
 
     const journal = /^journal: (\S+)$/m.exec(applied.stderr)?.[1] ?? '';
-    expect((await runBin([...d.args, 'undo', journal])).code).toBe(4);
+    expect((await runBin([...d.args, 'undo', journal, '--apply'])).code).toBe(4);
     expect(await dump(cell, ['compute_nodes'])).toEqual(before);
 
   }, 180_000);

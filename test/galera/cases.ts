@@ -75,7 +75,7 @@ export function galeraSuite(name: string, cases: readonly GaleraCase[]): void {
           const r = await runBin([...g.args(2), ...CLEANUP, '--journal', applied], { timeoutMs: 300_000 });
           expect(r.code, r.stderr).toBe(4);
         }
-        const undo = await runBin([...g.args(1), 'undo', applied, '--journal', journal('undo')], { timeoutMs: 300_000 });
+        const undo = await runBin([...g.args(1), 'undo', applied, '--apply', '--journal', journal('undo')], { timeoutMs: 300_000 });
         expect(undo.code, undo.stderr).toBe(4);
         expect(undo.stderr).not.toMatch(/another deployment/);
         expect(await liveOrphans()).toBe(ORPHANS);
@@ -86,7 +86,7 @@ export function galeraSuite(name: string, cases: readonly GaleraCase[]): void {
 
     if (cases.includes('writers'))
       it('an apply while nova-compute-like writers commit through another node: changed rows are skipped, never overwritten', async () => {
-        if ((await liveOrphans()) === 0) await runBin([...g.args(1), 'undo', journal('a'), '--journal', journal('undo-w')]);
+        if ((await liveOrphans()) === 0) await runBin([...g.args(1), 'undo', journal('a'), '--apply', '--journal', journal('undo-w')]);
         // The writers bump providers' generations through node 3, as nova-compute's
         // inventory updates do through placement-api, each a compare-and-swap of its own.
         const subset = [...g.f.orphanNodes].slice(0, 15);
@@ -152,7 +152,7 @@ export function galeraSuite(name: string, cases: readonly GaleraCase[]): void {
         // Undo what the previous cases applied, newest journal first.
         for (const p of [journal('w2'), journal('w')]) {
           if (unitsOf(p).length === 0) continue;
-          const u = await runBin([...g.args(1), 'undo', p, '--journal', `${p}.undo`], { timeoutMs: 300_000 });
+          const u = await runBin([...g.args(1), 'undo', p, '--apply', '--journal', `${p}.undo`], { timeoutMs: 300_000 });
           expect(u.code, u.stderr).toBe(4);
         }
         const before = await liveOrphans();

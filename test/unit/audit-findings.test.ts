@@ -408,7 +408,7 @@ describe('auditSnapshot: placement', () => {
     const vm = instance(u('vm-back'), back);
     const parts: Parts = { hostMappings: [mapping(host)], services: [service(host)], computeNodes: [back], instances: [vm], providers: [rp], allocations: [alloc(rp, vm.uuid, 'CUSTOM_BAREMETAL', 1)] };
     const findings = auditSnapshot(snapshot(parts));
-    expect(kinds(findings)).toEqual(['provider-without-node', 'stale-allocation']);
+    expect([...kinds(findings)].sort()).toEqual(['provider-without-node', 'soft-deleted-node-with-provider', 'stale-allocation']);
     for (const f of findings) {
       expect(f.suggestion).not.toContain('cleanup_providers');
       expect(f.suggestion).toContain(`nova-reconcile compute_node restore --uuid ${u('back')}`);
