@@ -5,7 +5,7 @@
 // node k reaches every database through node k.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'vitest';
+import { describeRequired } from '../helpers/mysql.js';
 import type { FaultDeployment } from '../faults/helpers.js';
 import { galeraMissing, startGaleraCluster, type GaleraCluster } from './cluster.js';
 
@@ -77,19 +77,5 @@ export async function createGaleraDeployment(orphans: number, progress: (line: s
  * (.ci/run installs them); elsewhere skipped with a loud notice.
  */
 export function describeGalera(name: string, fn: () => void): void {
-  const missing = galeraMissing();
-  if (missing === undefined) {
-    describe(name, fn);
-    return;
-  }
-  if (process.env['CI'] === 'true') {
-    describe(name, () => {
-      it('Galera is required in CI', () => {
-        throw new Error(`the Galera tier is required in CI: ${missing}`);
-      });
-    });
-    return;
-  }
-  console.warn(`\n*** Galera tier SKIPPED: ${missing}; "${name}" did not run ***\n`);
-  describe.skip(name, fn);
+  describeRequired('Galera', galeraMissing(), name, fn);
 }

@@ -117,21 +117,28 @@ function mysqlAnswersSync(): boolean {
  * SQLite tier.
  */
 export function describeMysql(name: string, fn: () => void): void {
-  if (mysqlAnswersSync()) {
+  describeRequired('MariaDB', mysqlAnswersSync() ? undefined : `no server answers at ${serverDisplay()} (TEST_MYSQL_URL)`, name, fn);
+}
+
+/**
+ * A tier that needs a service: it runs when `missing` is undefined; in CI
+ * (CI=true) a missing service is a failure; elsewhere the suite is skipped
+ * with a loud notice.
+ */
+export function describeRequired(tier: string, missing: string | undefined, name: string, fn: () => void): void {
+  if (missing === undefined) {
     describe(name, fn);
     return;
   }
   if (process.env['CI'] === 'true') {
     describe(name, () => {
-      it('MariaDB is required in CI', () => {
-        throw new Error(`MariaDB is required in CI: no server answers at ${serverDisplay()} (TEST_MYSQL_URL)`);
+      it(`${tier} is required in CI`, () => {
+        throw new Error(`${tier} is required in CI: ${missing}`);
       });
     });
     return;
   }
-  console.warn(
-    `\n*** MariaDB tier SKIPPED: no server at ${serverDisplay()}; set TEST_MYSQL_URL to run "${name}" ***\n`,
-  );
+  console.warn(`\n*** ${tier} tier SKIPPED: ${missing}; "${name}" did not run ***\n`);
   describe.skip(name, fn);
 }
 
