@@ -20,7 +20,7 @@ export interface GaleraDeployment {
 export async function createGaleraDeployment(orphans: number, progress: (line: string) => void = () => undefined): Promise<GaleraDeployment> {
   const cluster = await startGaleraCluster(progress);
   try {
-    // test/helpers/mysql.ts reads the server from TEST_MYSQL_URL when first imported.
+    // test/helpers/mysql.ts reads the server from TEST_MYSQL_URL at each use.
     process.env['TEST_MYSQL_URL'] = `mysql://root@127.0.0.1:${cluster.nodes[0]!.port}`;
     const { createFaultDeployment } = await import('../faults/helpers.js');
     const f = await createFaultDeployment(orphans, 0, 'gal');

@@ -10,6 +10,14 @@ import { describe, it } from 'vitest';
 
 export const MYSQL_URL = process.env['TEST_MYSQL_URL'] ?? 'mysql://root@127.0.0.1:3306';
 
+/**
+ * The server of the MariaDB tier, read from TEST_MYSQL_URL at each use: the
+ * Galera tier points it at its cluster's node 1 after this module has loaded.
+ */
+function currentServerUrl(): string {
+  return process.env['TEST_MYSQL_URL'] ?? 'mysql://root@127.0.0.1:3306';
+}
+
 export type MysqlCharset = 'utf8mb3' | 'utf8mb4';
 
 interface ServerAddress {
@@ -20,7 +28,7 @@ interface ServerAddress {
 }
 
 function serverAddress(): ServerAddress {
-  const url = new URL(MYSQL_URL);
+  const url = new URL(currentServerUrl());
   return {
     host: url.hostname || '127.0.0.1',
     port: url.port === '' ? 3306 : Number(url.port),
