@@ -4,7 +4,8 @@
 // sql_mode=TRADITIONAL. Every statement is counted for `--stats`.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
+import { createKnex } from './knex-factory.js';
 import type { DbTarget } from '../config/types.js';
 import { ReconcileError } from '../errors.js';
 import { describeDriverError, isGaleraNotReadyError } from './driver-errors.js';
@@ -129,7 +130,7 @@ function mysqlKnex(target: Extract<DbTarget, { kind: 'mysql' }>, timeoutMs: numb
   if (target.user !== undefined) connection['user'] = target.user;
   if (target.password !== undefined) connection['password'] = target.password;
   if (target.database !== undefined) connection['database'] = target.database;
-  const knex = knexFactory({
+  const knex = createKnex({
     client: 'mysql2',
     connection,
     pool: {
@@ -168,7 +169,7 @@ interface MysqlConn {
 }
 
 function sqliteKnex(target: Extract<DbTarget, { kind: 'sqlite' }>, timeoutMs: number): Knex {
-  return knexFactory({
+  return createKnex({
     client: 'better-sqlite3',
     connection: { filename: target.filename },
     useNullAsDefault: true,

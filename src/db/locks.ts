@@ -5,7 +5,8 @@
 // SQLite an exclusive write transaction held on a small lock file beside the
 // API database: the OS releases it on exit.
 import { createHash } from 'node:crypto';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
+import { createKnex } from './knex-factory.js';
 import { ReconcileError } from '../errors.js';
 import { isGalera, requireSqliteDriver, type Database } from './connect.js';
 import { withLeaseLock } from './lease-lock.js';
@@ -66,7 +67,7 @@ async function withSqliteLock<T>(api: Database, name: string, timeoutSec: number
   if (api.target.kind !== 'sqlite') throw new ReconcileError('internal', 'sqlite lock on a non-sqlite database');
   const file = `${api.target.filename}.${name.replace(/[^A-Za-z0-9_-]/g, '_')}.lock`;
   requireSqliteDriver('the SQLite session lock');
-  const lockDb = knexFactory({
+  const lockDb = createKnex({
     client: 'better-sqlite3',
     connection: { filename: file },
     useNullAsDefault: true,
