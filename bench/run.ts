@@ -77,8 +77,8 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     throw err;
   }
-  if (!existsSync(join(REPO_ROOT, 'dist', 'src', 'main.js'))) {
-    throw new Error(`dist/src/main.js is missing: run \`npm run build\` in ${REPO_ROOT}`);
+  if (!existsSync(join(REPO_ROOT, 'dist', 'src', 'bundle', 'nova-reconcile.mjs'))) {
+    throw new Error(`dist/src/bundle/nova-reconcile.mjs is missing: run \`npm run build\` in ${REPO_ROOT}`);
   }
   const server = parseServer(opts.mysqlUrl);
   activeServer = server;

@@ -1,11 +1,11 @@
-// Run the BUILT binary (bin/nova-reconcile -> dist/src/main.js) as a real
+// Run the BUILT binary (bin/nova-reconcile -> dist/src/bundle/nova-reconcile.mjs) as a real
 // process and capture stdout, stderr and the exit code. `npm test` builds first.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/nova-reconcile', import.meta.url));
-const MAIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../dist/src/bundle/nova-reconcile.mjs', import.meta.url));
 
 export interface CliResult {
   readonly stdout: string;
@@ -15,7 +15,7 @@ export interface CliResult {
 }
 
 export function assertBuilt(): void {
-  if (!existsSync(MAIN)) throw new Error('dist/src/main.js is missing: run `npm run build` (npm test does it first)');
+  if (!existsSync(MAIN)) throw new Error('dist/src/bundle/nova-reconcile.mjs is missing: run `npm run build` (npm test does it first)');
 }
 
 export async function runBin(args: readonly string[], opts: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
