@@ -8,8 +8,9 @@
 // only the project's own modules are joined.
 //
 // The bundle sits two folders below dist/ on purpose: src/db/migrate.ts finds
-// the compiled migrations at ../../migrations/ from its own module URL, which
-// is dist/src/db/ unbundled and dist/src/bundle/ bundled: both reach dist/migrations.
+// the compiled migrations two folders up from its own module URL, then
+// migrations/. Unbundled that URL is in dist/src/db/, bundled in
+// dist/src/bundle/: both lead to dist/migrations.
 import { build } from 'esbuild';
 
 await build({
