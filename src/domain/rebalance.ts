@@ -104,7 +104,8 @@ export function planRebalance(snapshot: Snapshot, options: RebalanceOptions): Pl
   // Every ironic node is planned, the scope only selects (plan-scope.ts): an
   // earlier node's generations are what a later node's unit expects.
   const groups = ironicNodeGroups(ix, scopeCells(snapshot, undefined));
-  if (options.nodes !== undefined) selectGroups(ix, ironicNodeGroups(ix, cells), options.nodes, options.cellUuid);
+  // Each --node must be an ironic node somewhere; with --cell too the two narrow together (another cell's node selects nothing).
+  if (options.nodes !== undefined) selectGroups(ix, groups, options.nodes, undefined);
   const scope: PlanScope = {
     ...(options.cellUuid === undefined ? {} : { cellUuid: [...cells][0] as string }),
     ...(options.host === undefined ? {} : { host: options.host }),
