@@ -126,7 +126,7 @@ describeMysql('scope options [mariadb]', () => {
       };
       const a = await deployment('libvirt', prepare);
       const full = (await plan(a, CMD)).doc;
-      const [o2, o3, o5] = ['compute-2', 'compute-3', 'compute-5'].map((h) => idsNaming(full, `(${h}/`)[0] as string);
+      const [o2, o3, o5] = ['compute-2', 'compute-3', 'compute-5'].map((h) => idsNaming(full, `(${h}/`)[0] as string) as [string, string, string];
       expect(full.units.map((u) => u.id)).toEqual([o2, o3, o5]);
 
       await expectScope(a, CMD, full, ['--cell', 'cell1'], [o2, o3]);
@@ -211,7 +211,7 @@ describeMysql('scope options [mariadb]', () => {
       };
       const a = await deployment('ironic-failover', prepare);
       const full = (await plan(a, CMD)).doc;
-      const [failover, nodeA, nodeB] = [F.nodeUuid, NODE_A, NODE_B].map((n) => idsNaming(full, `ironic node ${n}`)[0] as string);
+      const [failover, nodeA, nodeB] = [F.nodeUuid, NODE_A, NODE_B].map((n) => idsNaming(full, `ironic node ${n}`)[0] as string) as [string, string, string];
       expect(full.units.map((u) => u.id).sort()).toEqual([failover, nodeA, nodeB].sort());
 
       await expectScope(a, CMD, full, ['--cell', 'cell2'], [nodeB]);
@@ -253,7 +253,7 @@ describeMysql('scope options [mariadb]', () => {
       };
       const a = await deployment('libvirt', prepare);
       const full = (await plan(a, CMD)).doc;
-      const [m2, m3, m5] = ['compute-2', 'compute-3', 'compute-5'].map((h) => idsNaming(full, `mapping of ${h} `)[0] as string);
+      const [m2, m3, m5] = ['compute-2', 'compute-3', 'compute-5'].map((h) => idsNaming(full, `mapping of ${h} `)[0] as string) as [string, string, string];
       expect(full.units.map((u) => u.id).sort()).toEqual([m2, m3, m5].sort());
 
       await expectScope(a, CMD, full, ['--cell', 'cell1'], idsNaming(full, 'mapping of compute-2 ', 'mapping of compute-3 '));
