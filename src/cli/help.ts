@@ -1,7 +1,8 @@
 // --help text derived from the command specs, so help, the man page and the
 // dispatcher can never disagree.
-import type { CommandSpec } from './spec.js';
+import type { CommandSpec, OptionSpec } from './spec.js';
 import { RECONCILE_EXIT_TABLE } from './exit-codes.js';
+import { SCOPE_INTRO, SCOPE_OPTIONS } from './scope.js';
 
 export const GLOBAL_OPTIONS: ReadonlyArray<readonly [string, string]> = [
   ['--config-file FILE', 'nova.conf to read; repeatable, the last file to set an option wins (default: ~/.nova/, ~/, /etc/nova/, /etc/ nova.conf)'],
@@ -30,14 +31,35 @@ export function renderTopLevelHelp(commands: readonly CommandSpec[]): string {
   }
   lines.push('', 'Global options:');
   for (const [flag, text] of GLOBAL_OPTIONS) lines.push(`  ${flag.padEnd(20)}  ${text}`);
+  const scoped = SCOPE_OPTIONS.map((o) => [o, scopeUsers(commands, o)] as const).filter(([, users]) => users.length > 0);
+  if (scoped.length > 0) {
+    lines.push('', 'Scope options (the same spelling and meaning on every plan command that takes them):');
+    for (const [o, users] of scoped) lines.push(`  ${o.flags}`, ...wrap(`${o.description}. Taken by: ${users.join(', ')}.`, 72).map((l) => `      ${l}`));
+  }
   lines.push('', 'Exit codes of the reconciliation commands:');
   for (const [code, text] of RECONCILE_EXIT_TABLE) lines.push(`  ${String(code).padStart(3)}  ${text}`);
   lines.push('', 'Run `nova-reconcile <category> <action> --help` for one command, or `man nova-reconcile`.');
   return lines.join('\n') + '\n';
 }
 
+/** The commands that take a scope option (the same OptionSpec object), by name. */
+export function scopeUsers(commands: readonly CommandSpec[], option: OptionSpec): string[] {
+  return commands.filter((c) => c.options.includes(option)).map((c) => c.path.join(' '));
+}
+
+/** The shared block: the scope options this command takes, described where every plan command describes them. */
+export function renderScopeBlock(spec: CommandSpec): string[] {
+  const scope = spec.options.filter((o) => o.scope === true);
+  if (scope.length === 0) return [];
+  const lines = ['Scope options (shared by the plan commands; man nova-reconcile, SCOPE OPTIONS):'];
+  for (const o of scope) lines.push(`  ${o.flags}`, ...wrap(o.description, 72).map((l) => `      ${l}`));
+  lines.push(...wrap(SCOPE_INTRO, 76).map((l) => `  ${l}`), '');
+  return lines;
+}
+
 export function renderCommandHelpFooter(spec: CommandSpec): string {
   const lines: string[] = [''];
+  lines.push(...renderScopeBlock(spec));
   for (const p of spec.description) lines.push(...wrap(p, 78), '');
   lines.push('Exit codes:');
   for (const [code, text] of spec.exitCodes) lines.push(`  ${String(code).padStart(3)}  ${text}`);

@@ -3,6 +3,8 @@
 // when the committed page is out of date.
 import { GLOBAL_OPTIONS } from './help.js';
 import { RECONCILE_EXIT_TABLE } from './exit-codes.js';
+import { scopeUsers } from './help.js';
+import { SCOPE_INTRO, SCOPE_OPTIONS, optionName } from './scope.js';
 import type { CommandSpec } from './spec.js';
 
 export function renderManPage(commands: readonly CommandSpec[], version: string): string {
@@ -21,6 +23,11 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
   );
   out.push('.SH GLOBAL OPTIONS');
   for (const [flag, text] of GLOBAL_OPTIONS) out.push('.TP', `.B ${esc(flag)}`, esc(text));
+  const scoped = SCOPE_OPTIONS.map((o) => [o, scopeUsers(commands, o)] as const).filter(([, users]) => users.length > 0);
+  if (scoped.length > 0) {
+    out.push('.SH SCOPE OPTIONS', 'The plan commands share these options: the same spelling and meaning wherever they are taken.', esc(SCOPE_INTRO));
+    for (const [o, users] of scoped) out.push('.TP', `.B ${esc(o.flags)}`, esc(`${o.description}. Taken by: ${users.join(', ')}.`));
+  }
   for (const [title, family] of [
     ['NOVA-MANAGE COMPATIBLE COMMANDS', 'compatible'],
     ['RECONCILIATION COMMANDS', 'reconcile'],
@@ -84,11 +91,14 @@ function renderCommand(spec: CommandSpec): string[] {
   out.push('.SS', `${esc(spec.path.join(' '))}`);
   out.push('.B nova-reconcile', `${esc(spec.path.join(' '))}${args}${opts}`, '.PP', esc(spec.summary));
   for (const p of spec.description) out.push('.PP', esc(p));
-  if (spec.options.length > 0) {
+  const own = spec.options.filter((o) => o.scope !== true);
+  const scope = spec.options.filter((o) => o.scope === true);
+  if (own.length > 0) {
     out.push('.PP', 'Options:', '.RS');
-    for (const o of spec.options) out.push('.TP', `.B ${esc(o.flags)}`, esc(o.description + (o.required === true ? ' (required)' : '')));
+    for (const o of own) out.push('.TP', `.B ${esc(o.flags)}`, esc(o.description + (o.required === true ? ' (required)' : '')));
     out.push('.RE');
   }
+  if (scope.length > 0) out.push('.PP', esc(`Scope options: ${scope.map(optionName).join(', ')} (see SCOPE OPTIONS).`));
   out.push('.PP', 'Exit codes:', '.RS');
   for (const [code, text] of spec.exitCodes) out.push('.TP', `.B ${code}`, esc(text));
   out.push('.RE');

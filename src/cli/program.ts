@@ -140,6 +140,8 @@ function parseCommandArgs(spec: CommandSpec, args: readonly string[], ctx: RunCo
     if (o.choices !== undefined) opt.choices([...o.choices]);
     if (o.defaultValue !== undefined) opt.default(o.defaultValue);
     if (o.required === true) opt.makeOptionMandatory(true);
+    // Scope options are described once, in the shared block of the footer (help.ts renderScopeBlock).
+    if (o.scope === true) opt.hideHelp();
     if (o.repeatable === true) opt.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     else if (spec.family === 'reconcile' && (opt.required || opt.optional)) refuseRepeats(opt, given);
     cmd.addOption(opt);

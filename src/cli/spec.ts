@@ -17,6 +17,8 @@ export interface OptionSpec {
   /** Values shell completion offers when the command itself checks them (not enforced like choices). */
   readonly suggestions?: readonly string[];
   readonly defaultValue?: string;
+  /** A shared scope option (src/cli/scope.ts): described once in a shared block, not in each command's list. */
+  readonly scope?: boolean;
 }
 
 export interface CommandContext extends RunContext {

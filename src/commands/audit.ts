@@ -3,8 +3,8 @@ import { RECONCILE_EXIT } from '../cli/exit-codes.js';
 import { findingsJson, renderFindingsTable } from '../cli/render-findings.js';
 import { findingsWithConfigArguments } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandContext, type CommandOptions, type CommandSpec } from '../cli/spec.js';
-import { FINDING_KINDS } from '../domain/audit.js';
-import { isUuid } from '../domain/ironic-nodes.js';
+import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
+import { FINDING_KINDS, type FindingKind } from '../domain/audit.js';
 import { ReconcileError } from '../errors.js';
 import { runAudit } from '../operations/audit.js';
 import { printJson, useDeployment } from './deployment.js';
@@ -16,6 +16,8 @@ export const auditCommand: CommandSpec = {
   description: [
     'Reads the API database, every cell and placement, and prints one finding per problem: its kind, the cell, the objects involved and the command that fixes it. ' +
       'Nothing is changed. Every cell must be readable: an audit that skipped a cell would call its nodes missing.',
+    '--cell, --host and --kind select among the findings of the whole deployment (every cell is still read); --host keeps the findings whose ' +
+      'objects name the host (objects.host), so placement-only findings without a host are left out. The exit code follows the findings reported.',
     `Kinds: ${FINDING_KINDS.join(', ')}.`,
     'Allocations on stale providers are classified in objects.class: evacuation-leftover, live-instance-on-node, active-migration or orphaned. ' +
       'Ironic compute nodes whose ironic node is gone are only known with --ironic-nodes; without it, an ironic node last saved more than 24 hours ' +
@@ -28,7 +30,13 @@ export const auditCommand: CommandSpec = {
       '--config-dir options given, shell-quoted.',
   ],
   options: [
-    { flags: '--cell <uuid>', description: "only report this cell's findings (every cell is still read)" },
+    SCOPE_CELL,
+    SCOPE_HOST,
+    {
+      flags: '--kind <kinds>',
+      description: 'only report findings of these kinds (comma-separated; see Kinds above). The exit code follows the findings reported: 0 when none of these kinds is found',
+      suggestions: FINDING_KINDS,
+    },
     {
       flags: '--ironic-nodes <file>',
       description:
@@ -41,20 +49,25 @@ export const auditCommand: CommandSpec = {
     [0, 'clean: no findings'],
     [3, 'findings were reported; nothing changed'],
     [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services)'],
-    [127, 'invalid usage or input: a malformed --cell uuid, an unknown cell, an unreadable or malformed --ironic-nodes file'],
+    [127, 'invalid usage or input: an unknown cell, a cell name several cells share, an unknown --host or --kind, an unreadable or malformed --ironic-nodes file'],
     [255, 'unexpected internal error'],
   ],
   examples: [
     'nova-reconcile audit',
     'openstack baremetal node list -f json > nodes.json && nova-reconcile audit --ironic-nodes nodes.json --format json',
+    'nova-reconcile audit --cell cell1 --host compute-3 --kind orphan-node,stale-provider',
   ],
   async run(ctx, o) {
-    const cellUuid = cellUuidOption(o);
+    const cell = cellOption(o);
+    const host = typeof o['host'] === 'string' ? o['host'] : undefined;
+    const kinds = kindOption(o['kind']);
     const ironicNodesFile = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
     const progress = progressReporter(ctx, o['verbose'] === true);
     const result = await useDeployment(ctx, (d) =>
       runAudit(d, {
-        ...(cellUuid === undefined ? {} : { cellUuid }),
+        ...(cell === undefined ? {} : { cell }),
+        ...(host === undefined ? {} : { host }),
+        ...(kinds === undefined ? {} : { kinds }),
         ...(ironicNodesFile === undefined ? {} : { ironicNodesFile }),
         ...(progress === undefined ? {} : { progress }),
       }),
@@ -66,12 +79,22 @@ export const auditCommand: CommandSpec = {
   },
 };
 
-/** --cell, checked for the uuid form before anything is read. */
-export function cellUuidOption(o: CommandOptions): string | undefined {
+/** --kind K[,K...], checked against the finding kinds before anything is read. */
+function kindOption(value: unknown): FindingKind[] | undefined {
+  if (typeof value !== 'string') return undefined;
+  const kinds = value.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  const unknown = kinds.filter((k) => !(FINDING_KINDS as readonly string[]).includes(k));
+  if (kinds.length === 0 || unknown.length > 0)
+    throw new ReconcileError('usage', `--kind ${JSON.stringify(value)}: ${kinds.length === 0 ? 'no kind given' : `unknown kind ${unknown.join(', ')}`}`, { hint: `the kinds are ${FINDING_KINDS.join(', ')}` });
+  return kinds as FindingKind[];
+}
+
+/** The --cell of a read-only command: its form only (the name or uuid is resolved against cell_mappings). */
+export function cellOption(o: CommandOptions): string | undefined {
   const value = o['cell'];
   if (typeof value !== 'string') return undefined;
-  if (!isUuid(value)) throw new ReconcileError('usage', `--cell ${JSON.stringify(value)} is not a cell uuid`, { hint: 'run `nova-reconcile cell_v2 list_cells` to see the cells' });
-  return value.toLowerCase();
+  if (value.trim() === '') throw new ReconcileError('usage', '--cell needs a value');
+  return value;
 }
 
 /** Progress lines on stderr for long reads: on a terminal, or when asked for. */

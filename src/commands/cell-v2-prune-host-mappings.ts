@@ -3,7 +3,10 @@ import { RECONCILE_EXIT } from '../cli/exit-codes.js';
 import type { CommandSpec } from '../cli/spec.js';
 import { planHostMappingPrune } from '../operations/host-mapping-plans.js';
 import { parseUuidArguments } from '../domain/rebalance.js';
-import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
+import { ReconcileError } from '../errors.js';
+import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { scopeArguments } from './scope-arguments.js';
 
 /** nova-manage delete_host's docstring: the scheduler caches host-to-cell mappings. */
 export const SCHEDULER_CACHE_NOTE =
@@ -27,16 +30,19 @@ export const pruneHostMappingsCommand: CommandSpec = {
     'After an apply, nova-scheduler still caches the old mappings: it needs SIGHUP or a restart (a note says so on stderr).',
   ],
   options: [
-    { flags: '--cell_uuid <cell_uuid>', description: 'only mappings to this cell' },
-    { flags: '--host <host>', description: 'only the mapping of this host (compared as Nova does: case- and trailing-space-insensitive)' },
+    { flags: '--cell_uuid <cell_uuid>', description: "only mappings to this cell, by uuid: delete_host's spelling of --cell, kept" },
+    SCOPE_CELL,
+    SCOPE_HOST,
+    MAX_COUNT_OPTION,
     ...APPLY_OPTIONS,
   ],
   exitCodes: PLAN_EXIT_CODES,
-  examples: ['nova-reconcile cell_v2 prune_host_mappings', 'nova-reconcile cell_v2 prune_host_mappings --host old-ironic-host --apply', 'nova-reconcile undo /var/lib/nova-reconcile/journal/…jsonl --apply'],
+  examples: ['nova-reconcile cell_v2 prune_host_mappings', 'nova-reconcile cell_v2 prune_host_mappings --host old-ironic-host --apply', 'nova-reconcile cell_v2 prune_host_mappings --cell cell1 --max-count 50 --apply', 'nova-reconcile undo /var/lib/nova-reconcile/journal/…jsonl --apply'],
   async run(ctx, o) {
     const cellUuid = typeof o['cell_uuid'] === 'string' ? (parseUuidArguments([o['cell_uuid']], '--cell_uuid')[0] as string) : undefined;
-    const host = typeof o['host'] === 'string' ? o['host'] : undefined;
-    const code = await runPlanCommand(ctx, o, (d) => planHostMappingPrune(d, { cellUuid, host }));
+    const { cell, host } = scopeArguments(o);
+    if (cellUuid !== undefined && cell !== undefined) throw new ReconcileError('usage', 'give --cell or --cell_uuid, not both');
+    const code = await runPlanCommand(ctx, o, (d) => planHostMappingPrune(d, { cell: cellUuid ?? cell, host }));
     if (o['apply'] === true && (code === RECONCILE_EXIT.applied || code === RECONCILE_EXIT.partial)) ctx.stderr.write(SCHEDULER_CACHE_NOTE + '\n');
     return code;
   },

@@ -1,8 +1,11 @@
 // compute_node cleanup_orphans: soft-delete orphan compute nodes and release their providers.
 import type { CommandSpec } from '../cli/spec.js';
 import { planOrphanCleanup } from '../domain/orphan-nodes.js';
+import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
+import { resolveScope } from '../operations/scope.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { scopeArguments } from './scope-arguments.js';
 
 export const cleanupOrphansCommand: CommandSpec = {
   path: ['compute_node', 'cleanup_orphans'],
@@ -24,6 +27,9 @@ export const cleanupOrphansCommand: CommandSpec = {
       description:
         'JSON of `openstack baremetal node list -f json`, or one node uuid per line. A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
     },
+    SCOPE_CELL,
+    SCOPE_HOST,
+    SCOPE_NODE,
     MAX_COUNT_OPTION,
     ...APPLY_OPTIONS,
   ],
@@ -31,10 +37,15 @@ export const cleanupOrphansCommand: CommandSpec = {
   examples: [
     'openstack baremetal node list -f json > nodes.json',
     'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json',
-    'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json --apply',
+    'nova-reconcile compute_node cleanup_orphans --host compute-3 --apply',
+    'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json --cell cell1 --max-count 10 --apply',
   ],
   async run(ctx, o) {
     const file = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
-    return runPlanCommand(ctx, o, async (d) => planOrphanCleanup(await readSnapshot(d, { placement: true, ...(file === undefined ? {} : { ironic: { file } }) })));
+    const scope = scopeArguments(o);
+    return runPlanCommand(ctx, o, async (d) => {
+      const snapshot = await readSnapshot(d, { placement: true, ...(file === undefined ? {} : { ironic: { file } }) });
+      return planOrphanCleanup(snapshot, resolveScope(snapshot, scope));
+    });
   },
 };

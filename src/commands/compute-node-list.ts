@@ -4,7 +4,8 @@ import { renderTable } from '../cli/render-table.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import type { ComputeNodeHealth } from '../domain/audit.js';
 import { listComputeNodes } from '../operations/list-compute-nodes.js';
-import { cellUuidOption, progressReporter } from './audit.js';
+import { resolveCellArgument } from '../operations/scope.js';
+import { cellOption, progressReporter } from './audit.js';
 import { printJson, useDeployment } from './deployment.js';
 
 const HEADERS = ['uuid', 'cell', 'host', 'hypervisor_hostname', 'type', 'service', 'mapped', 'provider', 'allocations', 'instances', 'ironic_node'];
@@ -21,30 +22,31 @@ export const computeNodeListCommand: CommandSpec = {
   ],
   options: [
     { flags: '--host <host>', description: 'only the nodes of this host (case- and trailing-space-insensitive, as in the database)' },
-    { flags: '--cell <uuid>', description: 'only the nodes of this cell (only its database is read)' },
+    { flags: '--cell <cell>', description: 'only the nodes of this cell, by uuid or name (only its database is read)' },
     { flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' },
     { ...FORMAT_OPTION, description: 'output format: table, or json (one document on stdout)' },
   ],
   exitCodes: [
     [0, 'listed (also when no node matches)'],
     [2, 'could not run: configuration, a database unreachable'],
-    [127, 'invalid usage or input: a malformed or unknown --cell, a malformed --ironic-nodes file'],
+    [127, 'invalid usage or input: an unknown --cell, a cell name several cells share, a malformed --ironic-nodes file'],
     [255, 'unexpected internal error'],
   ],
   examples: ['nova-reconcile compute_node list --host ironic-compute-0', 'nova-reconcile compute_node list --ironic-nodes nodes.json --format json'],
   async run(ctx, o) {
-    const cellUuid = cellUuidOption(o);
+    const cell = cellOption(o);
     const host = typeof o['host'] === 'string' ? o['host'] : undefined;
     const ironicNodesFile = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
     const progress = progressReporter(ctx, false);
-    const nodes = await useDeployment(ctx, (d) =>
-      listComputeNodes(d, {
+    const nodes = await useDeployment(ctx, async (d) => {
+      const cellUuid = cell === undefined ? undefined : await resolveCellArgument(d, cell);
+      return listComputeNodes(d, {
         ...(cellUuid === undefined ? {} : { cellUuid }),
         ...(host === undefined ? {} : { host }),
         ...(ironicNodesFile === undefined ? {} : { ironicNodesFile }),
         ...(progress === undefined ? {} : { progress }),
-      }),
-    );
+      });
+    });
     if (o['format'] === 'json') printJson(ctx, { compute_nodes: nodes.map(nodeJson) });
     else ctx.stdout.write(renderTable(HEADERS, nodes.map(nodeRow)) + '\n');
     return 0;

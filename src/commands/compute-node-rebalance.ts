@@ -1,8 +1,11 @@
 // compute_node rebalance: repair the records of ironic nodes after a rebalance or failover (seed bug 1714248).
 import type { CommandSpec } from '../cli/spec.js';
-import { parseHostList, parseUuidArguments, planRebalance, type RingMembers } from '../domain/rebalance.js';
+import { parseHostList, planRebalance, type RingMembers } from '../domain/rebalance.js';
+import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
+import { resolveScope } from '../operations/scope.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { scopeArguments } from './scope-arguments.js';
 
 export const rebalanceCommand: CommandSpec = {
   path: ['compute_node', 'rebalance'],
@@ -35,17 +38,17 @@ export const rebalanceCommand: CommandSpec = {
   ],
   options: [
     { flags: '--include-down', description: 'also re-home nodes of services that are down for longer than service_down_time (forced down always counts)' },
-    { flags: '--cell <uuid>', description: 'only this cell' },
-    { flags: '--node <uuid>', description: 'only this ironic node (its uuid or a compute node uuid); repeatable', repeatable: true },
     { flags: '--ring-members <hosts>', description: 'comma-separated ring members, overriding [nova_reconcile] ironic_ring_members and Nova\'s membership' },
+    SCOPE_CELL,
+    SCOPE_HOST,
+    SCOPE_NODE,
     MAX_COUNT_OPTION,
     ...APPLY_OPTIONS,
   ],
   exitCodes: PLAN_EXIT_CODES,
   examples: ['nova-reconcile compute_node rebalance', 'nova-reconcile compute_node rebalance --include-down --apply', 'nova-reconcile compute_node rebalance --node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --apply --format json'],
   async run(ctx, o) {
-    const nodes = Array.isArray(o['node']) ? parseUuidArguments(o['node'].map(String), '--node') : undefined;
-    const cellUuid = typeof o['cell'] === 'string' ? (parseUuidArguments([o['cell']], '--cell')[0] as string) : undefined;
+    const scope = scopeArguments(o);
     const configured = ctx.loadConfig().reconcile.ironicRingMembers;
     const ringMembers: RingMembers | undefined =
       typeof o['ringMembers'] === 'string'
@@ -53,7 +56,17 @@ export const rebalanceCommand: CommandSpec = {
         : configured === undefined
           ? undefined
           : { hosts: configured, source: '[nova_reconcile] ironic_ring_members' };
-    const options = { includeDown: o['includeDown'] === true, ...(cellUuid === undefined ? {} : { cellUuid }), ...(nodes === undefined ? {} : { nodes }), ...(ringMembers === undefined ? {} : { ringMembers }) };
-    return runPlanCommand(ctx, o, async (d) => planRebalance(await readSnapshot(d, { placement: true }), options));
+    return runPlanCommand(ctx, o, async (d) => {
+      const snapshot = await readSnapshot(d, { placement: true });
+      const { cellUuid, host, nodes } = resolveScope(snapshot, scope);
+      const options = {
+        includeDown: o['includeDown'] === true,
+        ...(cellUuid === undefined ? {} : { cellUuid }),
+        ...(host === undefined ? {} : { host }),
+        ...(nodes === undefined ? {} : { nodes }),
+        ...(ringMembers === undefined ? {} : { ringMembers }),
+      };
+      return planRebalance(snapshot, options);
+    });
   },
 };

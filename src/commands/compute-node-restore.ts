@@ -17,6 +17,8 @@ export const restoreNodeCommand: CommandSpec = {
       'every other column kept, as a compare-and-swap on the deleted row. Its provider and allocations were never touched.',
     'Refused when a live compute node has the same uuid or the same host and hypervisor_hostname, or when the node\'s nova-compute ' +
       'service is gone. Restore before `nova-manage db archive_deleted_rows` runs: it moves the row to the shadow tables.',
+    'It plans one unit for the one row --uuid names, so it takes none of the scope options (--cell, --host, --node, --max-count): ' +
+      'they narrow a plan of many units, and a soft-deleted row is named by its uuid alone (several deleted rows may share a hypervisor_hostname).',
   ],
   options: [{ flags: '--uuid <uuid>', description: 'the compute node (and resource provider) uuid', required: true }, ...APPLY_OPTIONS],
   exitCodes: PLAN_EXIT_CODES,

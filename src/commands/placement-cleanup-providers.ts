@@ -1,8 +1,11 @@
 // placement cleanup_providers: remove stale compute-node providers; free names that block live nodes.
 import type { CommandSpec } from '../cli/spec.js';
 import { planProviderCleanup } from '../domain/stale-providers.js';
+import { SCOPE_CELL, SCOPE_RESOURCE_PROVIDER } from '../cli/scope.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
+import { resolveScope } from '../operations/scope.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { scopeArguments } from './scope-arguments.js';
 
 export const cleanupProvidersCommand: CommandSpec = {
   path: ['placement', 'cleanup_providers'],
@@ -17,11 +20,21 @@ export const cleanupProvidersCommand: CommandSpec = {
       "deleted (the consumer row with its last allocation), and a live instance's allocations on its own node are refused.",
     'A stale provider that holds the name of a live compute node blocks that node from registering. When no provider has the live node\'s ' +
       'uuid, the stale provider is re-keyed to it if it holds allocations (everything it holds is kept, generation + 1), or deleted if empty.',
+    "For --cell, a provider belongs to the cell of the soft-deleted compute node of its uuid and of the live node whose name it blocks; a " +
+      'provider whose compute node is unknown (archived to the shadow tables) belongs to no cell: --resource_provider or an unscoped run selects it.',
   ],
-  options: [MAX_COUNT_OPTION, ...APPLY_OPTIONS],
+  options: [SCOPE_CELL, SCOPE_RESOURCE_PROVIDER, MAX_COUNT_OPTION, ...APPLY_OPTIONS],
   exitCodes: PLAN_EXIT_CODES,
-  examples: ['nova-reconcile placement cleanup_providers', 'nova-reconcile placement cleanup_providers --apply --format json'],
+  examples: [
+    'nova-reconcile placement cleanup_providers',
+    'nova-reconcile placement cleanup_providers --resource_provider 9f3c2a4e-5b1d-4e6f-8a7b-0c1d2e3f4a5b --apply',
+    'nova-reconcile placement cleanup_providers --cell cell1 --max-count 20 --apply --format json',
+  ],
   async run(ctx, o) {
-    return runPlanCommand(ctx, o, async (d) => planProviderCleanup(await readSnapshot(d, { placement: true })));
+    const scope = scopeArguments(o);
+    return runPlanCommand(ctx, o, async (d) => {
+      const snapshot = await readSnapshot(d, { placement: true });
+      return planProviderCleanup(snapshot, resolveScope(snapshot, scope));
+    });
   },
 };

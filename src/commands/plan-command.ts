@@ -42,11 +42,8 @@ export const APPLY_OPTIONS: readonly OptionSpec[] = [
   FORMAT_OPTION,
 ];
 
-/** For the commands whose plans are lists of independent units. */
-export const MAX_COUNT_OPTION: OptionSpec = {
-  flags: '--max-count <n>',
-  description: 'act on at most N units, the first N of the plan; the rest is left for a later run (re-run until it exits 0). Default: all',
-};
+/** For the commands whose plans are lists of independent units (a scope option: src/cli/scope.ts). */
+export { MAX_COUNT_OPTION } from '../cli/scope.js';
 
 export const PLAN_EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
   [0, 'nothing to do, or every unit was already done by someone else'],

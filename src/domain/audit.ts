@@ -69,6 +69,10 @@ export const SUSPECT_ORPHAN_AGE = 24 * 60 * 60;
 export interface AuditOptions {
   /** Only report findings of this cell. */
   readonly cellUuid?: string;
+  /** Only report findings whose objects name this host (hostKey: case- and trailing-space-insensitive). */
+  readonly host?: string;
+  /** Only report findings of these kinds. */
+  readonly kinds?: readonly FindingKind[];
   /** The --ironic-nodes file as given, quoted in suggestions. */
   readonly ironicNodesFile?: string;
   readonly suspectOrphanAge?: number;
@@ -96,7 +100,14 @@ export function auditSnapshot(snapshot: Snapshot, options: AuditOptions = {}): F
     for (const f of findPlacementGaps(a.ix)) add(a, f);
   }
   findNodesOfDeadServices(a);
-  const scoped = options.cellUuid === undefined ? a.out : a.out.filter((f) => f.cellUuid === options.cellUuid);
+  // Every finding is computed on the whole deployment; the scope only selects (as for the plan commands).
+  const host = options.host === undefined ? undefined : hostKey(options.host);
+  const scoped = a.out.filter(
+    (f) =>
+      (options.cellUuid === undefined || f.cellUuid === options.cellUuid) &&
+      (options.kinds === undefined || options.kinds.includes(f.kind)) &&
+      (host === undefined || (typeof f.objects['host'] === 'string' && hostKey(f.objects['host']) === host)),
+  );
   return sortFindings(scoped, snapshot.cells.map((c) => c.uuid));
 }
 

@@ -8,7 +8,8 @@
 // then soft-deletes the compute node, so a crash in between leaves a
 // provider-less orphan that the next run finishes.
 import type { ComputeNodeRec, Snapshot } from './model.js';
-import type { Plan, PlannedChange, Refusal, Unit } from './plan.js';
+import type { Plan, PlannedChange } from './plan.js';
+import { selectInScope, type PlanScope, type ScopedRefusal, type ScopedUnit, type ScopeSubject } from './plan-scope.js';
 import { newPlanState, planProviderTreeRemoval } from './provider-removal.js';
 import { indexSnapshot, nodeKey, serviceKey, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 
@@ -53,26 +54,27 @@ export function orphanWithInstancesFix(node: ComputeNodeRec, instanceUuids: read
     : `start nova-compute on ${node.host ?? '-'} (it registers its service again and keeps the node); if the host is gone for good, move or delete server(s) ${instanceUuids.join(', ')} first`;
 }
 
-export function planOrphanCleanup(snapshot: Snapshot): Plan {
+/** The whole deployment is planned; a scope (--cell, --host, --node) then keeps the units of its nodes (plan-scope.ts). */
+export function planOrphanCleanup(snapshot: Snapshot, scope?: PlanScope): Plan {
   const ix = indexSnapshot(snapshot);
   const state = newPlanState();
-  const units: Unit[] = [];
-  const refused: Refusal[] = [];
+  const units: ScopedUnit[] = [];
+  const refused: ScopedRefusal[] = [];
   for (const node of ix.liveNodes) {
     const reason = orphanReason(ix, node);
     if (reason === undefined) continue;
+    const about: ScopeSubject = { cells: [node.cellUuid], hosts: [node.host], nodes: [node], providers: node.uuid === null ? [] : [node.uuid] };
     const subject = `compute node ${node.uuid ?? node.id} (${node.host ?? '-'}/${node.hypervisorHostname ?? '-'}) in cell ${node.cellUuid}`;
     const instances = ix.instancesOnNode.get(nodeKey(node.cellUuid, node.host, node.hypervisorHostname)) ?? [];
     if (instances.length > 0) {
       refused.push({
-        subject,
-        reason: `${reason}, but live instance ${instances.map((i) => i.uuid).join(', ')} is on it`,
-        suggestion: orphanWithInstancesFix(node, instances.map((i) => i.uuid)),
+        refusal: { subject, reason: `${reason}, but live instance ${instances.map((i) => i.uuid).join(', ')} is on it`, suggestion: orphanWithInstancesFix(node, instances.map((i) => i.uuid)) },
+        subject: about,
       });
       continue;
     }
     if (node.host === null) {
-      refused.push({ subject, reason: 'the compute node has no host, so it cannot be deleted with the host guard' });
+      refused.push({ refusal: { subject, reason: 'the compute node has no host, so it cannot be deleted with the host guard' }, subject: about });
       continue;
     }
     const changes: PlannedChange[] = [];
@@ -80,7 +82,7 @@ export function planOrphanCleanup(snapshot: Snapshot): Plan {
     if (provider !== undefined && snapshot.placement !== undefined) {
       const removal = planProviderTreeRemoval(ix, provider, { cellUuid: node.cellUuid, host: node.host, hypervisorHostname: node.hypervisorHostname }, state);
       if (!removal.ok) {
-        refused.push({ subject, reason: `${reason}, but ${removal.reason}`, suggestion: removal.suggestion });
+        refused.push({ refusal: { subject, reason: `${reason}, but ${removal.reason}`, suggestion: removal.suggestion }, subject: about });
         continue;
       }
       changes.push(...removal.changes);
@@ -89,7 +91,8 @@ export function planOrphanCleanup(snapshot: Snapshot): Plan {
       change: { kind: 'soft-delete-compute-node', target: { db: 'cell', cellUuid: node.cellUuid }, id: node.id, uuid: node.uuid, host: node.host, hypervisorHostname: node.hypervisorHostname },
       reason,
     });
-    units.push({ id: `orphan-node:${node.cellUuid}:${node.id}`, title: `orphan ${subject}: ${reason}`, changes, footprint: unitFootprint(ix, changes) });
+    const footprint = unitFootprint(ix, changes);
+    units.push({ unit: { id: `orphan-node:${node.cellUuid}:${node.id}`, title: `orphan ${subject}: ${reason}`, changes, footprint }, subject: about, keys: footprint });
   }
-  return { command: CLEANUP_ORPHANS, units, refused };
+  return selectInScope(CLEANUP_ORPHANS, units, refused, scope);
 }

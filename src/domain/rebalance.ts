@@ -39,6 +39,7 @@ import type { AllocationPart, Plan, PlannedChange, Refusal, Unit } from './plan.
 import { bumpConsumersOn, newPlanState, planProviderTreeRemoval, type PlanState } from './provider-removal.js';
 import { hostKey, indexSnapshot, nodeKey, serviceKey, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 import { ReconcileError } from '../errors.js';
+import { selectInScope, type PlanScope, type ScopedRefusal, type ScopedUnit, type ScopeSubject } from './plan-scope.js';
 
 export const REBALANCE = 'compute_node rebalance';
 export const NODE_MOVE = 'compute_node move';
@@ -55,6 +56,8 @@ export interface RebalanceOptions {
   readonly cellUuid?: string;
   /** Ironic node uuids (hypervisor_hostname) or compute node uuids; all ironic nodes when absent. */
   readonly nodes?: readonly string[];
+  /** Only the ironic nodes with a compute node on this host (case- and trailing-space-insensitive). */
+  readonly host?: string;
   readonly ringMembers?: RingMembers;
 }
 
@@ -98,8 +101,16 @@ export function planRebalance(snapshot: Snapshot, options: RebalanceOptions): Pl
   const ix = indexSnapshot(snapshot);
   const cells = scopeCells(snapshot, options.cellUuid);
   const ringMembers = options.ringMembers === undefined ? undefined : checkRingMembers(snapshot, options.ringMembers, cells);
-  const groups = ironicNodeGroups(ix, cells);
-  const wanted = options.nodes === undefined ? undefined : selectGroups(ix, groups, options.nodes, options.cellUuid);
+  // Every ironic node is planned, the scope only selects (plan-scope.ts): an
+  // earlier node's generations are what a later node's unit expects.
+  const groups = ironicNodeGroups(ix, scopeCells(snapshot, undefined));
+  // Each --node must be an ironic node somewhere; with --cell too the two narrow together (another cell's node selects nothing).
+  if (options.nodes !== undefined) selectGroups(ix, groups, options.nodes, undefined);
+  const scope: PlanScope = {
+    ...(options.cellUuid === undefined ? {} : { cellUuid: [...cells][0] as string }),
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.nodes === undefined ? {} : { nodes: options.nodes }),
+  };
   const ctx: Ctx = {
     s: snapshot,
     ix,
@@ -110,15 +121,15 @@ export function planRebalance(snapshot: Snapshot, options: RebalanceOptions): Pl
     rings: new Map(),
     ringMembers,
   };
-  const units: Unit[] = [];
-  const refused: Refusal[] = [];
-  for (const [key, rows] of groups) {
-    if (wanted !== undefined && !wanted.has(key)) continue;
+  const units: ScopedUnit[] = [];
+  const refused: ScopedRefusal[] = [];
+  for (const rows of groups.values()) {
     const result = planNode(ctx, rows);
-    if (result.kind === 'unit') units.push(result.unit);
-    else if (result.kind === 'refused') refused.push(result.refusal);
+    const subject: ScopeSubject = { cells: [rows[0]?.cellUuid ?? null], hosts: rows.map((r) => r.host), nodes: rows, providers: [] };
+    if (result.kind === 'unit') units.push({ unit: result.unit, subject, keys: result.unit.footprint ?? [] });
+    else if (result.kind === 'refused') refused.push({ refusal: result.refusal, subject });
   }
-  return { command: REBALANCE, units, refused };
+  return selectInScope(REBALANCE, units, refused, scope);
 }
 
 // ---------------------------------------------------------------------------

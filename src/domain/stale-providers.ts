@@ -9,7 +9,8 @@
 // allocations), or deleted if it is empty so nova-compute recreates it.
 import type { ComputeNodeRec, ProviderRec, Snapshot } from './model.js';
 import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from './model.js';
-import type { Plan, Refusal, Unit } from './plan.js';
+import type { Plan, Unit } from './plan.js';
+import { selectInScope, type PlanScope, type ScopedRefusal, type ScopedUnit, type ScopeSubject } from './plan-scope.js';
 import { bumpConsumersOn, newPlanState, planProviderTreeRemoval } from './provider-removal.js';
 import { indexSnapshot, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 
@@ -59,20 +60,28 @@ export function blockedNode(ix: SnapshotIndex, rp: ProviderRec): ComputeNodeRec 
   return (ix.liveNodesByHypervisorHostname.get(rp.name.toLowerCase()) ?? []).find((n) => n.uuid !== null && n.uuid !== rp.uuid);
 }
 
-export function planProviderCleanup(snapshot: Snapshot): Plan {
+/**
+ * The whole deployment is planned; a scope then keeps the units of its
+ * providers (plan-scope.ts). A provider belongs to the cell and host of the
+ * soft-deleted compute node of its uuid and of the live node whose name it
+ * blocks; one whose node is unknown (archived) belongs to no cell.
+ */
+export function planProviderCleanup(snapshot: Snapshot, scope?: PlanScope): Plan {
   const ix = indexSnapshot(snapshot);
   const state = newPlanState();
-  const units: Unit[] = [];
-  const refused: Refusal[] = [];
+  const units: ScopedUnit[] = [];
+  const refused: ScopedRefusal[] = [];
   for (const rp of snapshot.placement?.providers ?? []) {
     if (!isStaleComputeProvider(ix, rp)) continue;
     const subject = `resource provider ${rp.uuid} (${rp.name ?? '-'})`;
     const live = blockedNode(ix, rp);
     const deleted = ix.deletedNodeByUuid.get(rp.uuid);
+    const nodes = [deleted, live].filter((n): n is ComputeNodeRec => n !== undefined);
+    const about: ScopeSubject = { cells: nodes.map((n) => n.cellUuid), hosts: nodes.map((n) => n.host), nodes, providers: treeUuids(ix, rp) };
     const owner = deleted === undefined ? undefined : { cellUuid: deleted.cellUuid, host: deleted.host, hypervisorHostname: deleted.hypervisorHostname };
     const holdsAllocations = treeHasAllocations(ix, rp);
     if (live !== undefined && live.uuid !== null && !ix.providerByUuid.has(live.uuid) && holdsAllocations) {
-      units.push({
+      const rekey: Unit = {
         id: `rekey-provider:${rp.id}`,
         title: `${subject} holds the name of live compute node ${live.uuid} (${live.host ?? '-'}): re-key it to that uuid`,
         changes: [
@@ -81,20 +90,35 @@ export function planProviderCleanup(snapshot: Snapshot): Plan {
             reason: `its name blocks compute node ${live.uuid} from registering (409); it keeps its inventories, traits, aggregates and allocations`,
           },
         ],
-      });
+      };
+      // Applied alone (no footprint); for the scope it writes the provider and every consumer on it.
+      units.push({ unit: rekey, subject: about, keys: unitFootprint(ix, rekey.changes) });
       state.providerGeneration.set(rp.id, (state.providerGeneration.get(rp.id) ?? rp.generation) + 1);
       bumpConsumersOn(ix, rp.id, state);
       continue;
     }
     const removal = planProviderTreeRemoval(ix, rp, owner, state);
     if (!removal.ok) {
-      refused.push({ subject, reason: removal.reason, suggestion: removal.suggestion });
+      refused.push({ refusal: { subject, reason: removal.reason, suggestion: removal.suggestion }, subject: about });
       continue;
     }
     const why = live !== undefined ? `it is empty and blocks compute node ${live.uuid ?? '-'} (${live.host ?? '-'}) from registering` : 'it has no live compute node';
-    units.push({ id: `stale-provider:${rp.id}`, title: `stale ${subject}: ${why}`, changes: removal.changes, footprint: unitFootprint(ix, removal.changes) });
+    const footprint = unitFootprint(ix, removal.changes);
+    units.push({ unit: { id: `stale-provider:${rp.id}`, title: `stale ${subject}: ${why}`, changes: removal.changes, footprint }, subject: about, keys: footprint });
   }
-  return { command: CLEANUP_PROVIDERS, units, refused };
+  return selectInScope(CLEANUP_PROVIDERS, units, refused, scope);
+}
+
+/** The uuids of a provider and its descendants: --resource_provider may name any of them. */
+function treeUuids(ix: SnapshotIndex, root: ProviderRec): string[] {
+  const out: string[] = [];
+  const stack = [root];
+  while (stack.length > 0) {
+    const rp = stack.pop() as ProviderRec;
+    out.push(rp.uuid);
+    stack.push(...(ix.childrenOf.get(rp.id) ?? []));
+  }
+  return out;
 }
 
 function treeHasAllocations(ix: SnapshotIndex, root: ProviderRec): boolean {

@@ -1,13 +1,19 @@
 // `audit`: read a snapshot of every cell and placement, and list what is
 // inconsistent. Read-only: nothing here opens a transaction.
 import type { Deployment } from '../db/deployment.js';
-import { auditSnapshot, type Finding } from '../domain/audit.js';
+import { auditSnapshot, type Finding, type FindingKind } from '../domain/audit.js';
+import { checkScopeNames } from '../domain/plan-scope.js';
 import type { CellRec } from '../domain/model.js';
-import { readSnapshot, unknownCell } from './read-snapshot.js';
+import { readSnapshot } from './read-snapshot.js';
+import { resolveCellArgument } from './scope.js';
 
 export interface AuditRunOptions {
-  /** Report only this cell's findings (every cell is still read: see domain/audit.ts). */
-  readonly cellUuid?: string;
+  /** Report only this cell's findings, by uuid or name (every cell is still read: see domain/audit.ts). */
+  readonly cell?: string;
+  /** Report only the findings about this host. */
+  readonly host?: string;
+  /** Report only findings of these kinds. */
+  readonly kinds?: readonly FindingKind[];
   readonly ironicNodesFile?: string;
   readonly progress?: (line: string) => void;
 }
@@ -18,14 +24,17 @@ export interface AuditResult {
 }
 
 export async function runAudit(deployment: Deployment, options: AuditRunOptions): Promise<AuditResult> {
-  if (options.cellUuid !== undefined && (await deployment.cellMapping(options.cellUuid)) === undefined) throw unknownCell(options.cellUuid);
+  const cellUuid = options.cell === undefined ? undefined : await resolveCellArgument(deployment, options.cell);
   const snapshot = await readSnapshot(deployment, {
     placement: true,
     ...(options.ironicNodesFile === undefined ? {} : { ironic: { file: options.ironicNodesFile } }),
     ...(options.progress === undefined ? {} : { progress: options.progress }),
   });
+  if (options.host !== undefined) checkScopeNames(snapshot, { host: options.host });
   const findings = auditSnapshot(snapshot, {
-    ...(options.cellUuid === undefined ? {} : { cellUuid: options.cellUuid }),
+    ...(cellUuid === undefined ? {} : { cellUuid }),
+    ...(options.host === undefined ? {} : { host: options.host }),
+    ...(options.kinds === undefined ? {} : { kinds: options.kinds }),
     ...(options.ironicNodesFile === undefined ? {} : { ironicNodesFile: options.ironicNodesFile }),
   });
   return { findings, cells: snapshot.cells };

@@ -4,26 +4,25 @@ import type { Deployment } from '../db/deployment.js';
 import { planPruneHostMappings, planRemapHostMappings } from '../domain/host-mapping-plans.js';
 import type { Snapshot } from '../domain/model.js';
 import type { Plan } from '../domain/plan.js';
-import { readSnapshot, unknownCell } from './read-snapshot.js';
+import { checkScopeNames } from '../domain/plan-scope.js';
+import { readSnapshot } from './read-snapshot.js';
+import { resolveCellArgument } from './scope.js';
 
 export interface HostMappingScope {
-  readonly cellUuid: string | undefined;
+  /** A cell uuid or name (--cell; --cell_uuid gives a uuid). */
+  readonly cell: string | undefined;
   readonly host: string | undefined;
 }
 
-/** The snapshot and the cell's uuid as cell_mappings spells it; an unknown cell is refused before anything is read. */
+/** The snapshot and the cell's uuid as cell_mappings spells it (from a uuid or a name); an unknown cell is refused before anything is read. */
 async function readFor(deployment: Deployment, cellUuid: string | undefined): Promise<{ snapshot: Snapshot; cell: string | undefined }> {
-  let cell: string | undefined;
-  if (cellUuid !== undefined) {
-    const mapping = await deployment.cellMapping(cellUuid);
-    if (mapping === undefined) throw unknownCell(cellUuid);
-    cell = mapping.uuid;
-  }
+  const cell = cellUuid === undefined ? undefined : await resolveCellArgument(deployment, cellUuid);
   return { snapshot: await readSnapshot(deployment, { placement: false }), cell };
 }
 
 export async function planHostMappingPrune(deployment: Deployment, scope: HostMappingScope): Promise<Plan> {
-  const { snapshot, cell } = await readFor(deployment, scope.cellUuid);
+  const { snapshot, cell } = await readFor(deployment, scope.cell);
+  if (scope.host !== undefined) checkScopeNames(snapshot, { host: scope.host });
   return planPruneHostMappings(snapshot, { ...(cell === undefined ? {} : { cellUuid: cell }), ...(scope.host === undefined ? {} : { host: scope.host }) });
 }
 

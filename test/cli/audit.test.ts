@@ -198,15 +198,16 @@ describeEachDialect('audit on stale-provider', (dialect) => {
     ]);
   });
 
-  it('--cell reports only that cell; a malformed or unknown --cell exits 127', async () => {
+  it('--cell (uuid or name) reports only that cell; an unknown --cell exits 127', async () => {
     const r = await auditJson(d, '--cell', CELL.cell1);
     expect(r.code).toBe(3);
     expect(new Set(r.doc.findings.map((f) => f.cell_uuid))).toEqual(new Set([CELL.cell1]));
     expect(r.doc.findings).toHaveLength(3);
+    expect((await auditJson(d, '--cell', 'cell1')).doc).toEqual(r.doc);
 
-    const bad = await runBin([...d.args, 'audit', '--cell', 'cell1']);
+    const bad = await runBin([...d.args, 'audit', '--cell', 'cell9']);
     expect(bad).toMatchObject({ code: 127, stdout: '' });
-    expect(bad.stderr).toBe(`nova-reconcile: error: --cell "cell1" is not a cell uuid (run \`nova-reconcile --config-file ${d.confPath} cell_v2 list_cells\` to see the cells)\n`);
+    expect(bad.stderr).toBe(`nova-reconcile: error: --cell "cell9": no cell has this uuid or name (run \`nova-reconcile --config-file ${d.confPath} cell_v2 list_cells\` to see the cells)\n`);
     const unknown = await runBin([...d.args, 'audit', '--cell', '11111111-2222-3333-4444-555555555555']);
     expect(unknown.code).toBe(127);
     expect(unknown.stderr).toContain('cell 11111111-2222-3333-4444-555555555555 has no mapping');

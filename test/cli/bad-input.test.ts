@@ -395,7 +395,8 @@ describe('bad input of the reconciliation commands [sqlite deployment]', () => {
   const usage = 127;
   catalogue(
     [
-      { name: 'compute_node list --cell with a malformed uuid', argv: cmd('compute_node', 'list', '--cell', 'not-a-uuid'), code: usage, channel: 'stderr', message: /--cell "not-a-uuid" is not a cell uuid/ },
+      // --cell takes a uuid or a name: a value that is neither is unknown.
+      { name: 'compute_node list --cell that is no cell uuid or name', argv: cmd('compute_node', 'list', '--cell', 'not-a-uuid'), code: usage, channel: 'stderr', message: /--cell "not-a-uuid": no cell has this uuid or name/ },
       { name: 'compute_node list --cell with an unknown uuid', argv: cmd('compute_node', 'list', '--cell', UNKNOWN), code: usage, channel: 'stderr', message: /has no mapping/ },
       { name: 'compute_node move with both --node and --from-host', argv: cmd('compute_node', 'move', '--node', UNKNOWN, '--from-host', 'a', '--to-host', 'b'), code: usage, channel: 'stderr', message: /give either --node .* or --from-host/ },
       { name: 'compute_node move --node with a malformed uuid', argv: cmd('compute_node', 'move', '--node', 'not-a-uuid', '--to-host', 'b'), code: usage, channel: 'stderr', message: /--node "not-a-uuid": not a valid UUID/ },

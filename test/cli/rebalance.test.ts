@@ -210,8 +210,9 @@ describeEachDialect('compute_node rebalance: bad input', (dialect) => {
   });
 
   it.each([
-    ['a malformed node uuid', ['--node', 'not-a-uuid'], /--node "not-a-uuid": not a valid UUID/],
-    ['an unknown node uuid', ['--node', 'c0ffee00-0000-4000-8000-000000000000'], /--node c0ffee00-0000-4000-8000-000000000000: no live ironic compute node has this uuid/],
+    // --node takes a uuid or a hypervisor_hostname (the shared scope option): a name no node has is unknown.
+    ['an unknown node name', ['--node', 'not-a-uuid'], /--node "not-a-uuid": no compute node, live or soft-deleted, has this uuid or hypervisor_hostname/],
+    ['an unknown node uuid', ['--node', 'c0ffee00-0000-4000-8000-000000000000'], /--node "c0ffee00-0000-4000-8000-000000000000": no compute node, live or soft-deleted, has this uuid/],
     ['an unknown cell', ['--cell', 'c0ffee00-0000-4000-8000-000000000000'], /cell c0ffee00-0000-4000-8000-000000000000 has no mapping/],
     ['ring members that are not services', ['--ring-members', 'ironic-compute-1,nope'], /--ring-members: nope is not a nova-compute service/],
   ])('%s → exit 127, one line, no change', async (_name, args, message) => {
