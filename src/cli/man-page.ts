@@ -86,7 +86,7 @@ function renderCommand(spec: CommandSpec): string[] {
   for (const p of spec.description) out.push('.PP', esc(p));
   if (spec.options.length > 0) {
     out.push('.PP', 'Options:', '.RS');
-    for (const o of spec.options) out.push('.TP', `.B ${esc(o.flags)}`, esc(o.description + (o.required === true ? ' (required)' : '')));
+    for (const o of spec.options) out.push('.TP', `.B ${esc(o.short === undefined ? o.flags : `${o.short}, ${o.flags}`)}`, esc(o.description + (o.required === true ? ' (required)' : '')));
     out.push('.RE');
   }
   out.push('.PP', 'Exit codes:', '.RS');

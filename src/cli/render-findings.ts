@@ -1,5 +1,6 @@
 // The audit's output: a table (kind, cell, object, summary, suggestion) or
 // one JSON document `{ "findings": [...], "counts": { kind: n } }`.
+import type { JsonDocument } from './json-contract.js';
 import type { CellRec } from '../domain/model.js';
 import { countFindings, type Finding } from '../domain/audit.js';
 import { assertNever } from '../errors.js';
@@ -15,9 +16,10 @@ export function renderFindingsTable(findings: readonly Finding[], cells: readonl
   return `${renderTable(['kind', 'cell', 'object', 'summary', 'suggestion'], rows)}\n${findings.length} finding(s): ${counts.join(', ')}`;
 }
 
-export function findingsJson(findings: readonly Finding[], cells: readonly CellRec[]): unknown {
+export function findingsJson(findings: readonly Finding[], cells: readonly CellRec[]): JsonDocument {
   const names = cellNames(cells);
   return {
+    changed: false,
     findings: findings.map((f) => ({
       kind: f.kind,
       cell_uuid: f.cellUuid ?? null,
