@@ -28,31 +28,39 @@ export interface TableOptions {
 
 /** A table with a header row; NULL cells print as "-". Returns the text without a final newline. */
 export function renderTable(headers: readonly string[], rows: ReadonlyArray<readonly TableCell[]>, options: TableOptions = {}): string {
-  const body = rows.map((row) => headers.map((_, i) => cellText(row[i] ?? null)));
+  const n = headers.length;
+  // Each cell's text and display width, measured once.
+  const texts: string[] = new Array<string>(rows.length * n);
+  const cellWidths = new Int32Array(rows.length * n);
   const natural = headers.map((h) => textWidth(h));
-  for (const row of body) {
-    for (let i = 0; i < row.length; i++) {
-      const w = textWidth(row[i] as string);
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r] as readonly TableCell[];
+    for (let i = 0; i < n; i++) {
+      const text = cellText(row[i] ?? null);
+      const w = textWidth(text);
+      texts[r * n + i] = text;
+      cellWidths[r * n + i] = w;
       if (w > (natural[i] as number)) natural[i] = w;
     }
   }
   const widths = options.maxWidth === undefined ? natural : fitWidths(natural, options.maxWidth);
   const style = options.style;
   const rule = '+' + widths.map((w) => '-'.repeat(w + 2)).join('+') + '+';
-  const line = (cells: readonly string[], styled: boolean): string => {
-    let out = '|';
-    for (let i = 0; i < widths.length; i++) {
-      const w = widths[i] as number;
-      const fitted = fit(cells[i] as string, w);
-      const pad = ' '.repeat(w - textWidth(fitted));
-      out += ' ' + (styled && style !== undefined ? style(i, fitted) : fitted) + pad + ' |';
-    }
-    return out;
+  const spaces = ' '.repeat(Math.max(0, ...widths));
+  const cell = (text: string, width: number, i: number, styled: boolean): string => {
+    const w = widths[i] as number;
+    const shown = width <= w ? text : fit(text, w);
+    const pad = spaces.slice(0, w - (width <= w ? width : textWidth(shown)));
+    return ' ' + (styled && style !== undefined ? style(i, shown) : shown) + pad + ' |';
   };
-  const out: string[] = [rule, line(headers, false)];
-  if (body.length > 0) {
+  const out: string[] = [rule, '|' + headers.map((h, i) => cell(h, textWidth(h), i, false)).join('')];
+  if (rows.length > 0) {
     out.push(rule);
-    for (const row of body) out.push(line(row, true));
+    for (let r = 0; r < rows.length; r++) {
+      let line = '|';
+      for (let i = 0; i < n; i++) line += cell(texts[r * n + i] as string, cellWidths[r * n + i] as number, i, true);
+      out.push(line);
+    }
   }
   out.push(rule);
   return out.join('\n');
@@ -60,9 +68,12 @@ export function renderTable(headers: readonly string[], rows: ReadonlyArray<read
 
 function cellText(value: TableCell): string {
   if (value === null) return '-';
+  if (typeof value === 'number') return String(value);
   // One row, one line: a newline or tab inside a cell would break the rules.
-  return String(value).replace(/[\r\n\t]+/g, ' ');
+  return CONTROL.test(value) ? value.replace(/[\r\n\t]+/g, ' ') : value;
 }
+
+const CONTROL = /[\r\n\t]/;
 
 /** The smallest column width still shown in full: a cut header is kept readable. */
 const MIN_WIDTH = 6;

@@ -9,7 +9,9 @@
 // - an answer within 15 s;
 // - every database and every file around them exactly as before;
 // - where --format applies, stdout is one JSON document with an `error` object.
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,7 +86,13 @@ function expectJsonError(r: CliResult, c: Case): void {
   expect(String(doc.error?.message)).toMatch(c.message);
   expect(doc.error?.exit_code).toBe(c.code);
   expect(doc.error?.kind).toBeTypeOf('string');
+  // The contract (issue 18): schemas/error.schema.json, with schema_version and changed: false.
+  if (!validateErrorDocument(doc)) throw new Error(`not an error document of schemas/error.schema.json: ${JSON.stringify(validateErrorDocument.errors)}\n${r.stdout}`);
 }
+
+const validateErrorDocument = new Ajv({ allErrors: true, strict: true, strictRequired: false }).compile(
+  JSON.parse(readFileSync(fileURLToPath(new URL('../../schemas/error.schema.json', import.meta.url)), 'utf8')) as object,
+);
 
 /**
  * Registers one `it` per case (and its --format json variant), each checking
