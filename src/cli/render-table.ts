@@ -43,7 +43,7 @@ export function renderTable(headers: readonly string[], rows: ReadonlyArray<read
       if (w > (natural[i] as number)) natural[i] = w;
     }
   }
-  const widths = options.maxWidth === undefined ? natural : fitWidths(natural, options.maxWidth);
+  const widths = options.maxWidth === undefined ? natural : fitWidths(natural, options.maxWidth, headers.map((h) => textWidth(h)));
   const style = options.style;
   const rule = '+' + widths.map((w) => '-'.repeat(w + 2)).join('+') + '+';
   const spaces = ' '.repeat(Math.max(0, ...widths));
@@ -75,27 +75,36 @@ function cellText(value: TableCell): string {
 
 const CONTROL = /[\r\n\t]/;
 
-/** The smallest column width still shown in full: a cut header is kept readable. */
+/** The smallest width a cut column keeps, so that a cut cell still says something. */
 const MIN_WIDTH = 6;
 
 /**
  * Narrow the widest columns to one common cap, the largest that makes the
- * table fit in maxWidth; columns already narrower than the cap keep their width.
+ * table fit in maxWidth; columns already narrower than the cap keep their
+ * width. Headers stay whole when that still fits (then only data is cut);
+ * otherwise every column may go down to MIN_WIDTH.
  */
-export function fitWidths(natural: readonly number[], maxWidth: number): number[] {
+export function fitWidths(natural: readonly number[], maxWidth: number, headers?: readonly number[]): number[] {
   const frame = 3 * natural.length + 1;
-  const total = natural.reduce((a, b) => a + b, 0) + frame;
-  if (total <= maxWidth) return [...natural];
-  const capped = (cap: number): number[] => natural.map((w) => Math.min(w, Math.max(cap, Math.min(w, MIN_WIDTH))));
   const sum = (ws: readonly number[]): number => ws.reduce((a, b) => a + b, 0) + frame;
-  let lo = 1;
-  let hi = Math.max(...natural);
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (sum(capped(mid)) <= maxWidth) lo = mid;
-    else hi = mid - 1;
+  if (sum(natural) <= maxWidth) return [...natural];
+  const floors = [
+    ...(headers === undefined ? [] : [natural.map((w, i) => Math.min(w, Math.max(MIN_WIDTH, headers[i] ?? 0)))]),
+    natural.map((w) => Math.min(w, MIN_WIDTH)),
+  ];
+  for (const floor of floors) {
+    const capped = (cap: number): number[] => natural.map((w, i) => Math.min(w, Math.max(cap, floor[i] as number)));
+    if (sum(capped(1)) > maxWidth && floor !== floors[floors.length - 1]) continue;
+    let lo = 1;
+    let hi = Math.max(...natural);
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (sum(capped(mid)) <= maxWidth) lo = mid;
+      else hi = mid - 1;
+    }
+    return capped(lo);
   }
-  return capped(lo);
+  return [...natural];
 }
 
 /** The text cut to width display columns, ending in "…" when cut. */
