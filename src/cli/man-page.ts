@@ -3,6 +3,7 @@
 // when the committed page is out of date.
 import { GLOBAL_OPTIONS } from './help.js';
 import { RECONCILE_EXIT_TABLE } from './exit-codes.js';
+import { JSON_SCHEMAS, SCHEMA_VERSION } from './json-contract.js';
 import type { CommandSpec } from './spec.js';
 
 export function renderManPage(commands: readonly CommandSpec[], version: string): string {
@@ -67,6 +68,21 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     'Sessions read with wsrep_sync_wait=1; certification failures (1213) are retried like deadlocks; a node that is not',
     'ready (1047, outside the primary component) is refused with exit 2. Journals are bound to the API database name and',
     'the cell mappings, not to the address, so they can be undone through any node.',
+    '.SH OUTPUT',
+    'The reconciliation tables are plain ASCII, one row per line. On a terminal a table wider than the terminal has its widest',
+    'columns cut to fit, marked with \\(u2026 (headers stay whole when they fit); piped, every cell is printed whole.',
+    'compute_node list, audit and the plan commands\' dry runs take \\fB\\-f\\fR \\fItable\\fR|\\fIjson\\fR|\\fIvalue\\fR|\\fIcsv\\fR',
+    '(\\fB\\-f\\fR is \\fB\\-\\-format\\fR) and \\fB\\-c\\fR \\fICOLUMN\\fR (repeatable), as python\\-openstackclient does.',
+    '.PP',
+    'Colour (finding kinds by severity, plan verbs) only on a terminal: never when piped, never in JSON, value or csv.',
+    'NO_COLOR turns it off, FORCE_COLOR on (0: off), TERM=dumb off.',
+    '.SH JSON OUTPUT',
+    `With \\fB\\-\\-format json\\fR every command prints one JSON object on stdout, with schema_version (${SCHEMA_VERSION}; it changes when a key`,
+    'is removed, renamed or changes type), changed (whether the run changed anything; false in an error document), and on a dry',
+    'run would_change (whether the real run would change something now: what Ansible\'s check mode should read). Keys are',
+    'snake_case. A command that fails prints {"schema_version", "changed": false, "error": {"kind", "message", "hint", "exit_code"}}',
+    'instead. The JSON Schemas of the documents are in the package (schemas/ beside man/):',
+    ...JSON_SCHEMAS.flatMap(([command, file]) => ['.TP', `.B ${esc(file)}`, esc(command)]),
     '.SH SECURITY',
     'No password is printed in any output, log, error or journal, except by',
     '.BR "cell_v2 list_cells \\-\\-verbose" ,',

@@ -54,7 +54,7 @@ export interface CommandSpec {
 
 export const FORMAT_OPTION: OptionSpec = {
   flags: '--format <format>',
-  description: 'output format: table (nova-manage compatible) or json (one document on stdout)',
+  description: 'output format: table (nova-manage compatible) or json (one document on stdout, with schema_version and changed; see JSON OUTPUT in the man page)',
   choices: ['table', 'json'],
   defaultValue: 'table',
 };
