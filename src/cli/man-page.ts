@@ -78,7 +78,7 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     'NO_COLOR turns it off, FORCE_COLOR on (0: off), TERM=dumb off.',
     '.SH JSON OUTPUT',
     `With \\fB\\-\\-format json\\fR every command prints one JSON object on stdout, with schema_version (${SCHEMA_VERSION}; it changes when a key`,
-    'is removed, renamed or changes type), changed (whether the run changed anything; false in an error document), and on a dry',
+    'is removed, renamed or changes type), changed (whether the run changed anything; in an error document false, unless an apply had committed changes before it failed), and on a dry',
     'run would_change (whether the real run would change something now: what Ansible\'s check mode should read). Keys are',
     'snake_case. A command that fails prints {"schema_version", "changed": false, "error": {"kind", "message", "hint", "exit_code"}}',
     'instead. The JSON Schemas of the documents are in the package (schemas/ beside man/):',

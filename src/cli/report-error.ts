@@ -28,8 +28,8 @@ export function reportError(err: unknown, { ctx, family, debug, format, configSo
   const code = exitCodeFor(kind, family, known?.tag === 'config-files');
 
   if (format === 'json') {
-    // schemas/error.schema.json. changed: false, as for every refusal; an apply that fails part-way records what it had applied in its journal.
-    ctx.stdout.write(JSON.stringify(jsonDocument({ changed: false, error: { kind, message, ...(hint === undefined ? {} : { hint }), exit_code: code } })) + '\n');
+    // schemas/error.schema.json. changed: true only when an apply had committed something before it failed (its journal lists what).
+    ctx.stdout.write(JSON.stringify(jsonDocument({ changed: known?.changed === true, error: { kind, message, ...(hint === undefined ? {} : { hint }), exit_code: code } })) + '\n');
   } else if (family === 'compatible' && code === 255) {
     ctx.stdout.write(`An error has occurred:\n${message}\n`);
     if (hint !== undefined) ctx.stderr.write(`hint: ${hint}\n`);
