@@ -68,7 +68,8 @@ export function renderListing(
   const palette = paletteFor(ctx);
   return (
     renderTable(listing.headers, listing.rows, {
-      ...(ctx.stdoutColumns === undefined ? {} : { maxWidth: ctx.stdoutColumns }),
+      // A terminal that reports no usable width (0 under some pseudo-terminals) is treated as a pipe.
+      ...(ctx.stdoutColumns === undefined || ctx.stdoutColumns < 20 ? {} : { maxWidth: ctx.stdoutColumns }),
       ...(style === undefined || !palette.enabled ? {} : { style: (i: number, text: string) => style(listing.headers[i] as string, text) }),
     }) + '\n'
   );
