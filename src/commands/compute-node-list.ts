@@ -24,8 +24,12 @@ export const computeNodeListCommand: CommandSpec = {
     { flags: '--host <host>', description: 'only the nodes of this host (case- and trailing-space-insensitive, as in the database)' },
     { flags: '--cell <uuid>', description: 'only the nodes of this cell (only its database is read)' },
     { flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' },
-    LISTING_FORMAT_OPTION,
-    COLUMN_OPTION,
+    {
+      ...LISTING_FORMAT_OPTION,
+      description:
+        'output format: table (on a terminal, long cells are cut to its width; piped, whole); json (one document on stdout: schemas/compute_node-list.schema.json, mapped is a boolean); value (the cells of each row, space-separated, no header); csv',
+    },
+    { ...COLUMN_OPTION, description: `with -f table, value or csv: show only this column (repeatable, in the order given): ${HEADERS.join(', ')}` },
   ],
   exitCodes: [
     [0, 'listed (also when no node matches)'],
