@@ -78,8 +78,9 @@ export function renderDiscoverJson(result: DiscoverResult): JsonDocument {
     command: 'cell_v2 discover_hosts',
     dry_run: result.dryRun,
     changed: !result.dryRun && result.cells.some((c) => c.kind === 'discovered' && (c.created.length > 0 || c.nodesMarked > 0)),
-    // --dry-run: the hosts listed under created would be mapped by a run without it (Ansible's check mode reads this).
-    ...(result.dryRun ? { would_change: result.cells.some((c) => c.kind === 'discovered' && c.created.length > 0) } : {}),
+    // --dry-run: a run without it would map the hosts listed under created, or set mapped = 1 on
+    // nodes (what `changed` counts), Ansible's check mode reads this.
+    ...(result.dryRun ? { would_change: result.cells.some((c) => c.kind === 'discovered' && (c.created.length > 0 || c.nodesMarked > 0)) } : {}),
     ok: failure === undefined,
     created,
     cells,
