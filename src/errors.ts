@@ -33,13 +33,20 @@ export class ReconcileError extends Error {
   readonly hint: string | undefined;
   /** A finer, stable tag where a family's exit code depends on it (e.g. 'config-files'). */
   readonly tag: string | undefined;
+  /**
+   * True when the run had already changed something before it failed (an
+   * apply that committed units, or a commit whose outcome is unknown): the
+   * JSON error document's `changed` (issue 18). Undefined: nothing was.
+   */
+  readonly changed: boolean | undefined;
 
-  constructor(kind: ErrorKind, message: string, options: { hint?: string; cause?: unknown; tag?: string } = {}) {
+  constructor(kind: ErrorKind, message: string, options: { hint?: string; cause?: unknown; tag?: string; changed?: boolean } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ReconcileError';
     this.kind = kind;
     this.hint = options.hint;
     this.tag = options.tag;
+    this.changed = options.changed;
   }
 }
 

@@ -10,6 +10,8 @@ const code = await runCli(process.argv.slice(2), {
   home: process.env['HOME'] ?? homedir(),
   cwd: process.cwd(),
   stderrIsTty: process.stderr.isTTY === true,
+  stdoutIsTty: process.stdout.isTTY === true,
+  stdoutColumns: process.stdout.isTTY === true ? process.stdout.columns : undefined,
   maxRssKb: () => process.resourceUsage().maxRSS,
 });
 // Exit once stdout and stderr have drained (pipes are asynchronous), so no

@@ -33,13 +33,10 @@ export function placeholderCompletion(placeholder: string | undefined, words: re
   return { kind: 'free' };
 }
 
-function optionOf(o: OptionSpec): CompletionOption {
+function optionOf(o: OptionSpec): CompletionOption[] {
   const [name = o.flags, placeholder] = o.flags.split(' ');
-  return {
-    name,
-    description: o.description,
-    value: placeholder === undefined ? undefined : placeholderCompletion(placeholder, o.choices ?? o.suggestions),
-  };
+  const value = placeholder === undefined ? undefined : placeholderCompletion(placeholder, o.choices ?? o.suggestions);
+  return [{ name, description: o.description, value }, ...(o.short === undefined ? [] : [{ name: o.short, description: o.description, value }])];
 }
 
 /** '--config-file FILE', '--debug, -d': every spelling, and the value's placeholder if any. */
@@ -71,7 +68,7 @@ export function completionModel(commands: readonly CommandSpec[]): CompletionMod
       add(prefix, word, last ? spec.summary : `${word} commands: ${commands.filter((c) => c.path[0] === word).map((c) => c.path.slice(1).join(' ')).join(', ')}`);
     });
     const key = spec.path.join(' ');
-    options.set(key, spec.options.map(optionOf));
+    options.set(key, spec.options.flatMap(optionOf));
     const first = spec.args?.[0];
     if (first !== undefined) args.set(key, placeholderCompletion(first, spec.argChoices?.[first]));
   }

@@ -15,6 +15,10 @@ export interface RunContext {
   readonly cwd: string;
   /** True when stderr is a terminal (progress lines may redraw). */
   readonly stderrIsTty: boolean;
+  /** True when stdout is a terminal: tables fit its width, colour is allowed. */
+  readonly stdoutIsTty: boolean;
+  /** The terminal's width when stdout is one (undefined when piped). */
+  readonly stdoutColumns: number | undefined;
   /** Peak resident set size so far, in kilobytes (for --stats). */
   maxRssKb(): number;
 }

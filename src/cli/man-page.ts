@@ -5,6 +5,7 @@ import { GLOBAL_OPTIONS } from './help.js';
 import { RECONCILE_EXIT_TABLE } from './exit-codes.js';
 import { scopeUsers } from './help.js';
 import { SCOPE_INTRO, SCOPE_OPTIONS, optionName } from './scope.js';
+import { JSON_SCHEMAS, SCHEMA_VERSION } from './json-contract.js';
 import type { CommandSpec } from './spec.js';
 
 export function renderManPage(commands: readonly CommandSpec[], version: string): string {
@@ -74,6 +75,21 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     'Sessions read with wsrep_sync_wait=1; certification failures (1213) are retried like deadlocks; a node that is not',
     'ready (1047, outside the primary component) is refused with exit 2. Journals are bound to the API database name and',
     'the cell mappings, not to the address, so they can be undone through any node.',
+    '.SH OUTPUT',
+    'The reconciliation tables are plain ASCII, one row per line. On a terminal a table wider than the terminal has its widest',
+    'columns cut to fit, marked with \\(u2026 (headers stay whole when they fit); piped, every cell is printed whole.',
+    'compute_node list, audit and the plan commands\' dry runs take \\fB\\-f\\fR \\fItable\\fR|\\fIjson\\fR|\\fIvalue\\fR|\\fIcsv\\fR',
+    '(\\fB\\-f\\fR is \\fB\\-\\-format\\fR) and \\fB\\-c\\fR \\fICOLUMN\\fR (repeatable), as python\\-openstackclient does.',
+    '.PP',
+    'Colour (finding kinds by severity, plan verbs) only on a terminal: never when piped, never in JSON, value or csv.',
+    'NO_COLOR turns it off, FORCE_COLOR on (0: off), TERM=dumb off.',
+    '.SH JSON OUTPUT',
+    `With \\fB\\-\\-format json\\fR every command prints one JSON object on stdout, with schema_version (${SCHEMA_VERSION}; it changes when a key`,
+    'is removed, renamed or changes type), changed (whether the run changed anything; in an error document false, unless an apply had committed changes before it failed), and on a dry',
+    'run would_change (whether the real run would change something now: what Ansible\'s check mode should read). Keys are',
+    'snake_case. A command that fails prints {"schema_version", "changed": false, "error": {"kind", "message", "hint", "exit_code"}}',
+    'instead. The JSON Schemas of the documents are in the package (schemas/ beside man/):',
+    ...JSON_SCHEMAS.flatMap(([command, file]) => ['.TP', `.B ${esc(file)}`, esc(command)]),
     '.SH SECURITY',
     'No password is printed in any output, log, error or journal, except by',
     '.BR "cell_v2 list_cells \\-\\-verbose" ,',
@@ -95,7 +111,7 @@ function renderCommand(spec: CommandSpec): string[] {
   const scope = spec.options.filter((o) => o.scope === true);
   if (own.length > 0) {
     out.push('.PP', 'Options:', '.RS');
-    for (const o of own) out.push('.TP', `.B ${esc(o.flags)}`, esc(o.description + (o.required === true ? ' (required)' : '')));
+    for (const o of own) out.push('.TP', `.B ${esc(o.short === undefined ? o.flags : `${o.short}, ${o.flags}`)}`, esc(o.description + (o.required === true ? ' (required)' : '')));
     out.push('.RE');
   }
   if (scope.length > 0) out.push('.PP', esc(`Scope options: ${scope.map(optionName).join(', ')} (see SCOPE OPTIONS).`));

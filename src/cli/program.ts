@@ -136,7 +136,7 @@ function parseCommandArgs(spec: CommandSpec, args: readonly string[], ctx: RunCo
   for (const a of spec.args ?? []) cmd.argument(a);
   const given = new Set<string>();
   for (const o of spec.options) {
-    const opt = new Option(o.flags, o.description);
+    const opt = new Option(o.short === undefined ? o.flags : `${o.short}, ${o.flags}`, o.description);
     if (o.choices !== undefined) opt.choices([...o.choices]);
     if (o.defaultValue !== undefined) opt.default(o.defaultValue);
     if (o.required === true) opt.makeOptionMandatory(true);

@@ -1,5 +1,6 @@
 // nova-manage's discover_hosts output: the verbose status lines (§1.5), the
 // duplicate message, and our JSON document. Warnings go to stderr.
+import type { JsonDocument } from './json-contract.js';
 import type { CellDiscovery, DiscoverResult } from '../operations/discover-hosts.js';
 import { ReconcileError } from '../errors.js';
 import { describeError } from './describe-error.js';
@@ -48,7 +49,7 @@ export function renderDiscoverWarnings(result: DiscoverResult): string[] {
   return out;
 }
 
-export function renderDiscoverJson(result: DiscoverResult): unknown {
+export function renderDiscoverJson(result: DiscoverResult): JsonDocument {
   const created: Array<{ host: string; cell_uuid: string }> = [];
   const cells = result.cells.map((c) => {
     const base = { uuid: c.cell.uuid, name: c.cell.name };
@@ -77,6 +78,9 @@ export function renderDiscoverJson(result: DiscoverResult): unknown {
     command: 'cell_v2 discover_hosts',
     dry_run: result.dryRun,
     changed: !result.dryRun && result.cells.some((c) => c.kind === 'discovered' && (c.created.length > 0 || c.nodesMarked > 0)),
+    // --dry-run: a run without it would map the hosts listed under created, or set mapped = 1 on
+    // nodes (what `changed` counts), Ansible's check mode reads this.
+    ...(result.dryRun ? { would_change: result.cells.some((c) => c.kind === 'discovered' && (c.created.length > 0 || c.nodesMarked > 0)) } : {}),
     ok: failure === undefined,
     created,
     cells,

@@ -1,23 +1,45 @@
 // The audit's output: a table (kind, cell, object, summary, suggestion) or
 // one JSON document `{ "findings": [...], "counts": { kind: n } }`.
+import type { JsonDocument } from './json-contract.js';
 import type { CellRec } from '../domain/model.js';
 import { countFindings, type Finding } from '../domain/audit.js';
 import { assertNever } from '../errors.js';
-import { renderTable } from './render-table.js';
+import type { RunContext } from './context.js';
+import { paletteFor } from './colour.js';
+import { renderListing, selectColumns, type Listing } from './listing.js';
 
-export function renderFindingsTable(findings: readonly Finding[], cells: readonly CellRec[]): string {
-  if (findings.length === 0) return 'No findings: the API, cell and placement databases agree.';
+export const FINDING_COLUMNS = ['kind', 'cell', 'object', 'summary', 'suggestion'] as const;
+
+export function findingsListing(findings: readonly Finding[], cells: readonly CellRec[]): Listing {
   const names = cellNames(cells);
-  const rows = findings.map((f) => [f.kind, f.cellUuid === undefined ? null : (names.get(f.cellUuid) ?? f.cellUuid), subjectOf(f), f.summary, f.suggestion]);
-  const counts = Object.entries(countFindings(findings))
-    .filter(([, n]) => n > 0)
-    .map(([kind, n]) => `${n} ${kind}`);
-  return `${renderTable(['kind', 'cell', 'object', 'summary', 'suggestion'], rows)}\n${findings.length} finding(s): ${counts.join(', ')}`;
+  return { headers: FINDING_COLUMNS, rows: findings.map((f) => [f.kind, f.cellUuid === undefined ? null : (names.get(f.cellUuid) ?? f.cellUuid), subjectOf(f), f.summary, f.suggestion]) };
 }
 
-export function findingsJson(findings: readonly Finding[], cells: readonly CellRec[]): unknown {
+/**
+ * The audit as text: the table (kinds coloured by severity on a terminal) and
+ * a count line; -f value and csv give the rows alone, for scripts.
+ */
+export function renderFindings(
+  findings: readonly Finding[],
+  cells: readonly CellRec[],
+  format: 'table' | 'value' | 'csv',
+  columns: readonly string[] | undefined,
+  ctx: Pick<RunContext, 'stdoutColumns' | 'stdoutIsTty' | 'env'>,
+): string {
+  const listing = selectColumns(findingsListing(findings, cells), columns);
+  if (format !== 'table') return renderListing(listing, format, ctx);
+  if (findings.length === 0) return 'No findings: the API, cell and placement databases agree.\n';
+  const palette = paletteFor(ctx);
+  const counts = Object.entries(countFindings(findings))
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${n} ${palette.kind(kind)}`);
+  return `${renderListing(listing, 'table', ctx, (column, text) => (column === 'kind' ? palette.kind(text) : text))}${findings.length} finding(s): ${counts.join(', ')}\n`;
+}
+
+export function findingsJson(findings: readonly Finding[], cells: readonly CellRec[]): JsonDocument {
   const names = cellNames(cells);
   return {
+    changed: false,
     findings: findings.map((f) => ({
       kind: f.kind,
       cell_uuid: f.cellUuid ?? null,

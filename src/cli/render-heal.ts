@@ -1,6 +1,7 @@
 // What `placement heal_allocations` prints: nova-manage's lines (verbose ones
 // only with --verbose; errors always) on stdout, our reasons and the stated
 // capacity exception on stderr, or one JSON document.
+import type { JsonDocument } from './json-contract.js';
 import type { HealRunResult } from '../operations/heal-allocations.js';
 
 export function renderHealLines(result: HealRunResult, verbose: boolean): string[] {
@@ -32,10 +33,12 @@ export function renderHealNotes(result: HealRunResult): string[] {
   return lines;
 }
 
-export function renderHealJson(result: HealRunResult): unknown {
+export function renderHealJson(result: HealRunResult): JsonDocument {
   return {
     dry_run: result.dryRun,
     changed: result.steps.some((o) => 'status' in o && o.status === 'healed'),
+    // --dry-run: would a run without it heal something (Ansible's check mode reads this).
+    ...(result.dryRun ? { would_change: result.steps.some((o) => 'status' in o && o.status === 'would-heal') } : {}),
     instances: result.steps.flatMap((o) =>
       o.step.kind === 'heal' && 'status' in o
         ? [

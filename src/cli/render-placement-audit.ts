@@ -2,6 +2,7 @@
 // codes, and our JSON document. The lines are nova's byte for byte, the
 // trailing space of "...are related. " included; the allocations are printed
 // as the Python dict nova prints (its repr of the provider's share).
+import type { JsonDocument } from './json-contract.js';
 import type { AllocationPart } from '../domain/plan.js';
 import type { OrphanOutcome, PlacementAuditResult, ProviderAudit } from '../operations/placement-audit.js';
 
@@ -54,10 +55,10 @@ export function renderPlacementAuditFailures(result: PlacementAuditResult): stri
   );
 }
 
-export function renderPlacementAuditJson(result: PlacementAuditResult): unknown {
+export function renderPlacementAuditJson(result: PlacementAuditResult): JsonDocument {
   const exit_code = placementAuditExitCode(result);
   if (result.kind === 'unknown-provider') {
-    return { command: 'placement audit', error: { kind: 'not-found', message: `Resource provider with UUID ${result.providerUuid} does not exist.`, exit_code } };
+    return { command: 'placement audit', changed: false, error: { kind: 'not-found', message: `Resource provider with UUID ${result.providerUuid} does not exist.`, exit_code } };
   }
   const orphans = result.providers.flatMap(({ provider, orphans: list }) =>
     list.map(({ orphan, outcome }) => ({
@@ -75,6 +76,8 @@ export function renderPlacementAuditJson(result: PlacementAuditResult): unknown 
     delete: result.delete,
     all_resource_classes: result.allResourceClasses,
     changed: orphans.some((o) => o.status === 'deleted'),
+    // Without --delete: would --delete remove something.
+    ...(result.delete ? {} : { would_change: orphans.length > 0 }),
     providers_checked: result.providers.length,
     compute_nodes_not_found: [...new Set(result.providers.filter((p) => !p.provider.computeNodeFound).map((p) => p.provider.rootUuid))],
     processed: processedCount(result.providers),

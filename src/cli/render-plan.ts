@@ -1,9 +1,14 @@
 // How a plan and an apply result look: readable text (stdout) or one JSON
 // document. Every change line names its database and why it exists.
+import type { JsonDocument } from './json-contract.js';
 import type { Change, Plan, PlannedChange } from '../domain/plan.js';
 import { describeTarget } from '../domain/plan.js';
 import { assertNever } from '../errors.js';
 import type { ApplyResult } from '../operations/apply-plan.js';
+import type { Palette } from './colour.js';
+import type { Listing } from './listing.js';
+
+const PLAIN: Pick<Palette, 'verb' | 'warn'> = { verb: (t) => t, warn: (t) => t };
 
 export function describeChange(c: Change): string {
   switch (c.kind) {
@@ -54,27 +59,43 @@ export function describeChange(c: Change): string {
   }
 }
 
-export function renderPlanText(plan: Plan): string {
+export function renderPlanText(plan: Plan, palette: Pick<Palette, 'verb' | 'warn'> = PLAIN): string {
   const lines: string[] = [];
   const changes = plan.units.reduce((n, u) => n + u.changes.length, 0);
   if (plan.units.length === 0 && plan.refused.length === 0) return `${plan.command}: nothing to do.\n`;
   lines.push(`${plan.command}: ${plan.units.length} unit(s), ${changes} change(s), ${plan.refused.length} refused.`, '');
   plan.units.forEach((u, i) => {
     lines.push(`${String(i + 1).padStart(3)}. ${u.title}`);
-    for (const pc of u.changes) lines.push(changeLine(pc));
+    for (const pc of u.changes) lines.push(changeLine(pc, palette));
   });
   if (plan.refused.length > 0) {
-    lines.push('', 'Refused (left alone):');
+    lines.push('', palette.warn('Refused (left alone):'));
     for (const r of plan.refused) lines.push(`  - ${r.subject}: ${r.reason}${r.suggestion === undefined ? '' : ` (see: ${r.suggestion})`}`);
   }
   return lines.join('\n') + '\n';
 }
 
-function changeLine(pc: PlannedChange): string {
-  return `       - [${describeTarget(pc.change.target)}] ${describeChange(pc.change)}: ${pc.reason}`;
+function changeLine(pc: PlannedChange, palette: Pick<Palette, 'verb'>): string {
+  const text = describeChange(pc.change);
+  // Only the verb is coloured ("soft-delete", "move", "create"), so the line still reads as one sentence.
+  const space = text.indexOf(' ');
+  const styled = space < 0 ? palette.verb(text) : palette.verb(text.slice(0, space)) + text.slice(space);
+  return `       - [${describeTarget(pc.change.target)}] ${styled}: ${pc.reason}`;
 }
 
-export function renderApplyText(result: ApplyResult): string {
+/** A plan's rows for -f value/csv and -c: one per change, then one per refusal. */
+export const PLAN_COLUMNS = ['unit', 'unit_id', 'database', 'action', 'description', 'reason'] as const;
+
+export function planListing(plan: Plan): Listing {
+  const rows: Array<Array<string | number | null>> = [];
+  plan.units.forEach((u, i) => {
+    for (const pc of u.changes) rows.push([i + 1, u.id, describeTarget(pc.change.target), pc.change.kind, describeChange(pc.change), pc.reason]);
+  });
+  for (const r of plan.refused) rows.push([null, null, null, 'refused', r.subject, r.reason + (r.suggestion === undefined ? '' : ` (see: ${r.suggestion})`)]);
+  return { headers: PLAN_COLUMNS, rows };
+}
+
+export function renderApplyText(result: ApplyResult, palette: Pick<Palette, 'verb' | 'warn'> = PLAIN): string {
   const applied = result.outcomes.filter((o) => o.status === 'applied');
   const skipped = result.outcomes.filter((o) => o.status === 'skipped');
   const done = result.outcomes.filter((o) => o.status === 'already-done');
@@ -82,17 +103,18 @@ export function renderApplyText(result: ApplyResult): string {
   for (const o of result.outcomes) {
     if (o.status === 'applied') lines.push(`  applied: ${o.unit.title}`);
     else if (o.status === 'already-done') lines.push(`  already done: ${o.unit.title} (its target state already held; nothing was written for it)`);
-    else if (o.changesApplied === 0) lines.push(`  SKIPPED: ${o.unit.title}: ${o.reason} (nothing of it was applied)`);
-    else lines.push(`  SKIPPED: ${o.unit.title}: ${o.reason} (${o.changesApplied} of ${o.unit.changes.length} change(s) had been applied; re-run to finish)`);
+    else if (o.changesApplied === 0) lines.push(`  ${palette.warn('SKIPPED')}: ${o.unit.title}: ${o.reason} (nothing of it was applied)`);
+    else lines.push(`  ${palette.warn('SKIPPED')}: ${o.unit.title}: ${o.reason} (${o.changesApplied} of ${o.unit.changes.length} change(s) had been applied; re-run to finish)`);
     // Each unit's objects, as the dry run listed them: an apply that followed a different plan shows it (issue 13.3).
-    for (const pc of o.unit.changes) lines.push(changeLine(pc));
+    for (const pc of o.unit.changes) lines.push(changeLine(pc, palette));
   }
-  for (const r of result.refused) lines.push(`  refused: ${r.subject}: ${r.reason}${r.suggestion === undefined ? '' : ` (see: ${r.suggestion})`}`);
+  for (const r of result.refused) lines.push(`  ${palette.warn('refused')}: ${r.subject}: ${r.reason}${r.suggestion === undefined ? '' : ` (see: ${r.suggestion})`}`);
   if (result.journalPath !== undefined) lines.push(`journal: ${result.journalPath}`);
   return lines.join('\n') + '\n';
 }
 
-export function planJson(plan: Plan): unknown {
+/** The plan part of a plan command's document (keys become snake_case in printJson). */
+export function planJson(plan: Plan): object {
   return {
     command: plan.command,
     units: plan.units.map((u) => ({ id: u.id, title: u.title, changes: u.changes.map((pc) => ({ ...pc.change, reason: pc.reason, description: describeChange(pc.change) })) })),
@@ -100,9 +122,9 @@ export function planJson(plan: Plan): unknown {
   };
 }
 
-export function applyJson(plan: Plan, result: ApplyResult): unknown {
+export function applyJson(plan: Plan, result: ApplyResult): JsonDocument {
   return {
-    ...(planJson(plan) as object),
+    ...planJson(plan),
     dry_run: false,
     changed: result.outcomes.some((o) => o.status === 'applied' || (o.status === 'skipped' && o.changesApplied > 0)),
     applied: result.outcomes.filter((o) => o.status === 'applied').map((o) => o.unit.id),

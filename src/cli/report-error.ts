@@ -7,6 +7,7 @@ import { redactUrl } from '../config/mask-url.js';
 import type { ConfigSource } from '../config/types.js';
 import { ReconcileError } from '../errors.js';
 import type { RunContext } from './context.js';
+import { jsonDocument } from './json-contract.js';
 import { exitCodeFor, type CommandFamily } from './exit-codes.js';
 import { withConfigArguments } from './suggestions.js';
 
@@ -27,7 +28,8 @@ export function reportError(err: unknown, { ctx, family, debug, format, configSo
   const code = exitCodeFor(kind, family, known?.tag === 'config-files');
 
   if (format === 'json') {
-    ctx.stdout.write(JSON.stringify({ error: { kind, message, ...(hint === undefined ? {} : { hint }), exit_code: code } }) + '\n');
+    // schemas/error.schema.json. changed: true only when an apply had committed something before it failed (its journal lists what).
+    ctx.stdout.write(JSON.stringify(jsonDocument({ changed: known?.changed === true, error: { kind, message, ...(hint === undefined ? {} : { hint }), exit_code: code } })) + '\n');
   } else if (family === 'compatible' && code === 255) {
     ctx.stdout.write(`An error has occurred:\n${message}\n`);
     if (hint !== undefined) ctx.stderr.write(`hint: ${hint}\n`);

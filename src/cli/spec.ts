@@ -8,6 +8,8 @@ import type { RunContext } from './context.js';
 export interface OptionSpec {
   /** Commander flags, e.g. "--cell_uuid <cell_uuid>" or "--verbose". */
   readonly flags: string;
+  /** A one-letter spelling, e.g. "-f" (osc style), offered beside the long one. */
+  readonly short?: string;
   readonly description: string;
   readonly required?: boolean;
   /** Collect repeated values into an array. */
@@ -54,7 +56,7 @@ export interface CommandSpec {
 
 export const FORMAT_OPTION: OptionSpec = {
   flags: '--format <format>',
-  description: 'output format: table (nova-manage compatible) or json (one document on stdout)',
+  description: 'output format: table (nova-manage compatible) or json (one document on stdout, with schema_version and changed; see JSON OUTPUT in the man page)',
   choices: ['table', 'json'],
   defaultValue: 'table',
 };

@@ -1,8 +1,9 @@
 // audit: the read-only report of every inconsistency; exit 0 clean, 3 findings.
 import { RECONCILE_EXIT } from '../cli/exit-codes.js';
-import { findingsJson, renderFindingsTable } from '../cli/render-findings.js';
+import { FINDING_COLUMNS, findingsJson, renderFindings } from '../cli/render-findings.js';
+import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat } from '../cli/listing.js';
 import { findingsWithConfigArguments } from '../cli/suggestions.js';
-import { FORMAT_OPTION, type CommandContext, type CommandOptions, type CommandSpec } from '../cli/spec.js';
+import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
 import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
 import { FINDING_KINDS, type FindingKind } from '../domain/audit.js';
 import { ReconcileError } from '../errors.js';
@@ -43,7 +44,8 @@ export const auditCommand: CommandSpec = {
         'JSON of `openstack baremetal node list -f json`, or one node uuid per line. A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
     },
     { flags: '--verbose', description: 'print progress on stderr (also when stderr is a terminal)' },
-    { ...FORMAT_OPTION, description: 'output format: table, or json (one document on stdout)' },
+    { ...LISTING_FORMAT_OPTION, description: 'output format: table; json (one document on stdout: schemas/audit.schema.json); value (one finding per line, space-separated, no header); csv' },
+    { ...COLUMN_OPTION, description: `with -f table, value or csv: show only this column (repeatable, in the order given): ${FINDING_COLUMNS.join(', ')}` },
   ],
   exitCodes: [
     [0, 'clean: no findings'],
@@ -61,6 +63,8 @@ export const auditCommand: CommandSpec = {
     const cell = cellOption(o);
     const host = typeof o['host'] === 'string' ? o['host'] : undefined;
     const kinds = kindOption(o['kind']);
+    const format = listingFormat(o);
+    const columns = columnsOption(o, FINDING_COLUMNS);
     const ironicNodesFile = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
     const progress = progressReporter(ctx, o['verbose'] === true);
     const result = await useDeployment(ctx, (d) =>
@@ -73,8 +77,8 @@ export const auditCommand: CommandSpec = {
       }),
     );
     const findings = findingsWithConfigArguments(result.findings, ctx.configSources);
-    if (o['format'] === 'json') printJson(ctx, findingsJson(findings, result.cells));
-    else ctx.stdout.write(renderFindingsTable(findings, result.cells) + '\n');
+    if (format === 'json') printJson(ctx, findingsJson(findings, result.cells));
+    else ctx.stdout.write(renderFindings(findings, result.cells, format, columns, ctx));
     return result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
   },
 };

@@ -31,7 +31,7 @@ export const deleteHostCommand: CommandSpec = {
   async run(ctx, o) {
     const result = await useDeployment(ctx, (d) => deleteHost(d, String(o['cell_uuid']), String(o['host'])));
     const [code, message] = describe(result);
-    if (o['format'] === 'json') printJson(ctx, { result: result.kind, message, ...result, exit_code: code });
+    if (o['format'] === 'json') printJson(ctx, { changed: result.kind === 'deleted', result: result.kind, message, ...result, exit_code: code });
     else if (message !== '') ctx.stdout.write(message + '\n');
     return code;
   },

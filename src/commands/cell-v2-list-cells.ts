@@ -27,6 +27,7 @@ export const listCellsCommand: CommandSpec = {
     const url = (u: string | null): string | null => (verbose ? u : maskNovaUrl(u));
     if (o['format'] === 'json') {
       printJson(ctx, {
+        changed: false,
         cells: cells.map((c) => ({
           name: c.name,
           uuid: c.uuid,

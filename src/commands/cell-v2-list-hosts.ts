@@ -21,12 +21,12 @@ export const listHostsCommand: CommandSpec = {
     const result = await useDeployment(ctx, (d) => listHosts(d, cellUuid));
     const json = o['format'] === 'json';
     if (result.kind === 'cell-not-found') {
-      if (json) printJson(ctx, { error: { kind: 'not-found', message: `Cell with uuid ${result.cellUuid} was not found.`, exit_code: 1 } });
+      if (json) printJson(ctx, { changed: false, error: { kind: 'not-found', message: `Cell with uuid ${result.cellUuid} was not found.`, exit_code: 1 } });
       else ctx.stdout.write(`Cell with uuid ${result.cellUuid} was not found.\n`);
       return 1;
     }
     if (json) {
-      printJson(ctx, { hosts: result.hosts.map((h) => ({ cell_name: h.cellName, cell_uuid: h.cellUuid, host: h.host })) });
+      printJson(ctx, { changed: false, hosts: result.hosts.map((h) => ({ cell_name: h.cellName, cell_uuid: h.cellUuid, host: h.host })) });
     } else {
       // prettytable prints a NULL cell name as Python's str(None).
       const rows = result.hosts.map((h) => [h.cellName ?? 'None', h.cellUuid, h.host]);

@@ -1,7 +1,8 @@
 // compute_node list: one row per live compute node with its own health
 // (seed bug 2013: the service heartbeat says nothing about each node).
-import { renderTable } from '../cli/render-table.js';
-import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
+import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns } from '../cli/listing.js';
+import { paletteFor } from '../cli/colour.js';
+import type { CommandSpec } from '../cli/spec.js';
 import type { ComputeNodeHealth } from '../domain/audit.js';
 import { listComputeNodes } from '../operations/list-compute-nodes.js';
 import { resolveCellArgument } from '../operations/scope.js';
@@ -24,7 +25,12 @@ export const computeNodeListCommand: CommandSpec = {
     { flags: '--host <host>', description: 'only the nodes of this host (case- and trailing-space-insensitive, as in the database)' },
     { flags: '--cell <cell>', description: 'only the nodes of this cell, by uuid or name (only its database is read)' },
     { flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' },
-    { ...FORMAT_OPTION, description: 'output format: table, or json (one document on stdout)' },
+    {
+      ...LISTING_FORMAT_OPTION,
+      description:
+        'output format: table (on a terminal, long cells are cut to its width; piped, whole); json (one document on stdout: schemas/compute_node-list.schema.json, mapped is a boolean); value (the cells of each row, space-separated, no header); csv',
+    },
+    { ...COLUMN_OPTION, description: `with -f table, value or csv: show only this column (repeatable, in the order given): ${HEADERS.join(', ')}` },
   ],
   exitCodes: [
     [0, 'listed (also when no node matches)'],
@@ -32,8 +38,14 @@ export const computeNodeListCommand: CommandSpec = {
     [127, 'invalid usage or input: an unknown --cell, a cell name several cells share, a malformed --ironic-nodes file'],
     [255, 'unexpected internal error'],
   ],
-  examples: ['nova-reconcile compute_node list --host ironic-compute-0', 'nova-reconcile compute_node list --ironic-nodes nodes.json --format json'],
+  examples: [
+    'nova-reconcile compute_node list --host ironic-compute-0',
+    'nova-reconcile compute_node list --ironic-nodes nodes.json --format json',
+    'nova-reconcile compute_node list -f value -c uuid -c service',
+  ],
   async run(ctx, o) {
+    const format = listingFormat(o);
+    const columns = columnsOption(o, HEADERS);
     const cell = cellOption(o);
     const host = typeof o['host'] === 'string' ? o['host'] : undefined;
     const ironicNodesFile = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
@@ -47,8 +59,12 @@ export const computeNodeListCommand: CommandSpec = {
         ...(progress === undefined ? {} : { progress }),
       });
     });
-    if (o['format'] === 'json') printJson(ctx, { compute_nodes: nodes.map(nodeJson) });
-    else ctx.stdout.write(renderTable(HEADERS, nodes.map(nodeRow)) + '\n');
+    if (format === 'json') printJson(ctx, { changed: false, compute_nodes: nodes.map(nodeJson) });
+    else {
+      const palette = paletteFor(ctx);
+      const listing = selectColumns({ headers: HEADERS, rows: nodes.map(nodeRow) }, columns);
+      ctx.stdout.write(renderListing(listing, format, ctx, (column, text) => (column === 'service' && text !== 'up' ? palette.warn(text) : text)));
+    }
     return 0;
   },
 };
@@ -72,7 +88,9 @@ function nodeJson(h: ComputeNodeHealth): Record<string, unknown> {
     service_disabled: h.serviceDisabled,
     service_last_seen_up: h.serviceLastSeenUp,
     updated_at: n.updatedAt,
-    mapped: h.mapped,
+    // Whether the host's mapping points at the node's own cell; mapped_elsewhere: it points at another cell.
+    mapped: h.mapped === 'yes',
+    mapped_elsewhere: h.mapped === 'other-cell',
     mapped_flag: n.mapped,
     provider: h.provider,
     allocations: h.allocations,

@@ -1,4 +1,6 @@
 // Open the deployment named by the configuration for one command run.
+import type { JsonDocument } from '../cli/json-contract.js';
+import { jsonDocument } from '../cli/json-contract.js';
 import type { CommandContext } from '../cli/spec.js';
 import { withDeployment, type Deployment } from '../db/deployment.js';
 
@@ -7,6 +9,11 @@ export async function useDeployment<T>(ctx: CommandContext, fn: (d: Deployment) 
   return withDeployment(config, { apiPoolMax: config.reconcile.cellConcurrency + 1 }, fn);
 }
 
-export function printJson(ctx: CommandContext, doc: unknown): void {
-  ctx.stdout.write(JSON.stringify(doc, null, 2) + '\n');
+/**
+ * Every JSON document: schema_version first (schemas/<command>.schema.json
+ * describe them; see jsonDocument), and `changed`, so Ansible's changed_when
+ * has one key to read whatever the command.
+ */
+export function printJson(ctx: CommandContext, doc: JsonDocument): void {
+  ctx.stdout.write(JSON.stringify(jsonDocument(doc), null, 2) + '\n');
 }

@@ -73,7 +73,7 @@ export async function runExpect(ctx: CommandContext, o: CommandOptions, discover
   for (const w of new Set(result.passes.flatMap(renderDiscoverWarnings))) ctx.stderr.write(w + '\n');
   const failure = firstFailure(merged);
   if (json)
-    printJson(ctx, { ...(renderDiscoverJson(merged) as object), expected: expect, mapped: result.mapped, missing: result.missing, waited_s: result.waitedSeconds, passes: result.passes.length });
+    printJson(ctx, { ...renderDiscoverJson(merged), expected: expect, mapped: result.mapped, missing: result.missing, waited_s: result.waitedSeconds, passes: result.passes.length });
   if (failure !== undefined) {
     if (json) return 255;
     throw failure.error;

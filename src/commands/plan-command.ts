@@ -4,8 +4,10 @@
 // --plan-in: keep only the reviewed units that still hold), check the circuit
 // breaker's limits, apply, and exit by applyExitCode.
 import { RECONCILE_EXIT, applyExitCode } from '../cli/exit-codes.js';
-import { applyJson, planJson, renderApplyText, renderPlanText } from '../cli/render-plan.js';
-import { FORMAT_OPTION, type CommandContext, type CommandOptions, type OptionSpec } from '../cli/spec.js';
+import { PLAN_COLUMNS, applyJson, planJson, planListing, renderApplyText, renderPlanText } from '../cli/render-plan.js';
+import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js';
+import { paletteFor } from '../cli/colour.js';
+import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns } from '../cli/listing.js';
 import { planWithConfigArguments } from '../cli/suggestions.js';
 import { parseFraction } from '../config/option-values.js';
 import type { ReconcileSettings } from '../config/types.js';
@@ -39,7 +41,12 @@ export const APPLY_OPTIONS: readonly OptionSpec[] = [
       'circuit breaker: apply nothing when the plan removes or moves more than this share (0..1) of the live compute nodes of a cell, or of the resource providers, judged above 5 of them (default: [nova_reconcile] max_apply_fraction, 0.5; 1: no limit)',
   },
   { flags: LIMIT_OVERRIDE, description: 'apply a plan over a circuit-breaker limit (after reviewing it)' },
-  FORMAT_OPTION,
+  {
+    ...LISTING_FORMAT_OPTION,
+    description:
+      'output format: table (the plan as text); json (one document on stdout: schemas/plan.schema.json; a dry run says would_change); without --apply also value or csv (one row per change, then one per refusal)',
+  },
+  { ...COLUMN_OPTION, description: `dry run only: show the plan as a table (or -f value/csv) of these columns, repeatable: ${PLAN_COLUMNS.join(', ')}` },
 ];
 
 /** For the commands whose plans are lists of independent units (a scope option: src/cli/scope.ts). */
@@ -56,7 +63,7 @@ export const PLAN_EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
 ];
 
 /** Options that say how to run, print and apply, not what to plan (a plan file records the others). */
-const RUN_OPTIONS: ReadonlySet<string> = new Set(['apply', 'journal', 'format', 'planOut', 'planIn', 'maxCount', 'maxApplyUnits', 'maxApplyFraction', 'allowLargePlan', 'skipRefused']);
+const RUN_OPTIONS: ReadonlySet<string> = new Set(['apply', 'journal', 'format', 'column', 'planOut', 'planIn', 'maxCount', 'maxApplyUnits', 'maxApplyFraction', 'allowLargePlan', 'skipRefused']);
 
 export interface PlanCommandHooks {
   /**
@@ -79,6 +86,11 @@ interface Settings {
 
 export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, buildPlan: (d: Deployment) => Promise<Plan>, hooks: PlanCommandHooks = {}): Promise<number> {
   const json = o['format'] === 'json';
+  const format = listingFormat(o);
+  const columns = columnsOption(o, PLAN_COLUMNS);
+  if (o['apply'] === true && (format === 'value' || format === 'csv' || columns !== undefined))
+    throw new ReconcileError('usage', `${columns === undefined ? `-f ${format}` : '-c'} lists the rows of a dry run's plan; with --apply the result is printed as text (-f table) or json`);
+  const palette = paletteFor(ctx);
   const reconcile = ctx.loadConfig().reconcile;
   const s = parseSettings(o, reconcile);
   const planOptions = planOptionsOf(o, RUN_OPTIONS);
@@ -99,16 +111,20 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
       const verdict = dryRunVerdict(plan, trips, blocked, hooks);
       if (json)
         printJson(ctx, {
-          ...(planJson(plan) as object),
+          ...planJson(plan),
           dry_run: true,
           changed: false,
+          // What --apply would do now: false when the plan is empty, every item is refused, or the circuit breaker would stop it.
+          would_change: verdict.applicable,
           deferred_units: deferred,
           applicable: verdict.applicable,
           breaker: trips.map(tripJson),
           ...(s.planOut === undefined ? {} : { plan_file: s.planOut }),
           ...extras(undefined),
         });
-      else ctx.stdout.write(renderPlanText(plan) + deferredLine(deferred) + (isEmptyPlan(plan) ? '' : `\n${verdict.text}`) + (s.planOut === undefined ? '' : `plan written to ${s.planOut}\n`) + followUp(undefined));
+      else if (format === 'value' || format === 'csv' || columns !== undefined)
+        ctx.stdout.write(renderListing(selectColumns(planListing(plan), columns), format === 'value' || format === 'csv' ? format : 'table', ctx, (column, text) => (column === 'action' ? palette.verb(text) : text)));
+      else ctx.stdout.write(renderPlanText(plan, palette) + deferredLine(deferred) + (isEmptyPlan(plan) ? '' : `\n${verdict.text}`) + (s.planOut === undefined ? '' : `plan written to ${s.planOut}\n`) + followUp(undefined));
       return isEmptyPlan(plan) ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
     }
     return withApplyLock(d, reconcile.lockTimeout, async () => {
@@ -128,8 +144,8 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
       if (trips.length > 0 || blocked !== undefined) {
         // Nothing is applied: no journal, no write. A trip is one line on stderr, for cron's log.
         if (trips.length > 0) ctx.stderr.write(`nova-reconcile: circuit breaker tripped: ${trips.map((t) => t.message).join('; ')}; nothing was applied (override: ${LIMIT_OVERRIDE})\n`);
-        if (json) printJson(ctx, { ...(planJson(full) as object), dry_run: false, changed: false, applied: [], skipped: stale.map(staleJson), breaker: trips.map(tripJson), journal: null, ...extras(undefined) });
-        else ctx.stdout.write(renderPlanText(full) + `\n${notApplied(trips, blocked)}` + staleText(stale));
+        if (json) printJson(ctx, { ...planJson(full), dry_run: false, changed: false, applied: [], skipped: stale.map(staleJson), breaker: trips.map(tripJson), journal: null, ...extras(undefined) });
+        else ctx.stdout.write(renderPlanText(full, palette) + `\n${notApplied(trips, blocked)}` + staleText(stale));
         return RECONCILE_EXIT.findings;
       }
       const { plan, deferred } = limitPlan(full, s.maxCount);
@@ -146,8 +162,8 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
       });
       const result = withStale(applied, stale, s.planIn === undefined ? undefined : s.planIn.doc);
       const nothing = isEmptyPlan(plan) && stale.length === 0;
-      if (json) printJson(ctx, { ...(applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result) as object), deferred_units: deferred, breaker: [], ...extras(result) });
-      else ctx.stdout.write((nothing ? renderPlanText(plan) : renderApplyText(result)) + deferredLine(deferred) + (nothing ? '' : followUp(result)));
+      if (json) printJson(ctx, { ...applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result), deferred_units: deferred, breaker: [], ...extras(result) });
+      else ctx.stdout.write((nothing ? renderPlanText(plan, palette) : renderApplyText(result, palette)) + deferredLine(deferred) + (nothing ? '' : followUp(result)));
       return applyExitCode(result);
     });
   });

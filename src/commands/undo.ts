@@ -63,7 +63,7 @@ export const undoCommand: CommandSpec = {
       return withApplyLock(d, settings.lockTimeout, undo);
     });
     const count = (s: string): number => result.items.filter((i) => i.status === s).length;
-    if (o['format'] === 'json') printJson(ctx, { ...result, changed: count('restored') > 0 });
+    if (o['format'] === 'json') printJson(ctx, { ...result, changed: count('restored') > 0, ...(dryRun ? { would_change: count('would-restore') > 0 } : {}) });
     else {
       ctx.stdout.write(`undo of ${result.command} (${result.journal}): ${count(dryRun ? 'would-restore' : 'restored')} change(s) ${dryRun ? 'would be ' : ''}restored, ${count('already-restored')} already restored, ${count('refused')} ${dryRun ? 'would be ' : ''}refused.\n`);
       for (const i of result.items) if (i.status === 'refused') ctx.stdout.write(`  refused: change ${i.seq} (${i.unit}): ${i.reason}\n`);

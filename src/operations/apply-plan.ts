@@ -74,6 +74,8 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
     options.onJournal?.(journal.path);
     const outcomes: UnitOutcome[] = [];
     let seq = 0;
+    /** Changes committed so far: an error after one says so (the error document's `changed`). */
+    let committed = 0;
     let done = 0;
     const tally = { applied: 0, 'already-done': 0, skipped: 0 };
     /** One change in its own compare-and-swap transaction, journaled before it commits. */
@@ -98,6 +100,7 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
         throw wrapApplyError(err, db, unit, committing);
       }
       journal.append({ type: 'commit', seq: thisSeq });
+      committed += 1;
     };
 
     const applyUnit = async (unit: Unit): Promise<UnitOutcome> => {
@@ -178,6 +181,7 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
           held = undefined;
           await trx.commit();
           for (const s of seqs) journal.append({ type: 'commit', seq: s });
+          committed += seqs.length;
           return undefined;
         } catch (err) {
           const db = held?.db ?? first.db;
@@ -208,6 +212,8 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
         // COMMIT was cut is the one to report: its outcome is unknown.
         (errors) => errors.find((e) => e instanceof ReconcileError && unknownOutcomes.has(e)) ?? errors[0],
       );
+    } catch (err) {
+      throw withChanged(err, committed > 0 || (err instanceof ReconcileError && unknownOutcomes.has(err)));
     } finally {
       journal.close();
     }
@@ -318,6 +324,17 @@ export async function deploymentIdentity(deployment: Deployment): Promise<Deploy
  * @param committing the error came from COMMIT: the server may have committed
  *   the change before the connection went, so "rolled back" would be a guess.
  */
+/** The failure of an apply that had changed something: the error says so (its JSON document's `changed`). */
+function withChanged(err: unknown, changed: boolean): unknown {
+  if (!changed) return err;
+  if (err instanceof ReconcileError) {
+    const copy = new ReconcileError(err.kind, err.message, { ...(err.hint === undefined ? {} : { hint: err.hint }), ...(err.tag === undefined ? {} : { tag: err.tag }), cause: err.cause, changed: true });
+    if (unknownOutcomes.has(err)) unknownOutcomes.add(copy);
+    return copy;
+  }
+  return new ReconcileError('internal', `unexpected error: ${err instanceof Error ? err.message : String(err)}`, { cause: err, changed: true });
+}
+
 function wrapApplyError(err: unknown, db: Database, unit: Unit, committing: boolean): ReconcileError {
   if (err instanceof ReconcileError) return err;
   const what = isConnectionLostError(err) ? 'lost the connection to' : 'failed writing to';

@@ -1,5 +1,6 @@
 // What `sandbox create` prints: what was built, the scenario's story, and the
 // commands to try next, each spelled out with the sandbox's --config-file.
+import type { JsonDocument } from '../cli/json-contract.js';
 import { wrap } from '../cli/help.js';
 import type { SandboxInfo } from './create-sandbox.js';
 
@@ -36,8 +37,10 @@ export function renderSandboxReport(info: SandboxInfo): string {
 }
 
 /** The --format json document. */
-export function sandboxReportJson(info: SandboxInfo): unknown {
+export function sandboxReportJson(info: SandboxInfo): JsonDocument {
   return {
+    // It creates files, not changes to a deployment; a new sandbox is a change.
+    changed: true,
     dir: info.dir,
     replaced: info.replaced,
     config_file: info.configFile,

@@ -9,7 +9,9 @@
 // - an answer within 15 s;
 // - every database and every file around them exactly as before;
 // - where --format applies, stdout is one JSON document with an `error` object.
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,6 +86,20 @@ function expectJsonError(r: CliResult, c: Case): void {
   expect(String(doc.error?.message)).toMatch(c.message);
   expect(doc.error?.exit_code).toBe(c.code);
   expect(doc.error?.kind).toBeTypeOf('string');
+  // The contract (issue 18): schemas/error.schema.json, with schema_version and changed: false; a
+  // discover_hosts whose cell failed reports it in its own document (the cells up to the failure).
+  const schema = (doc as { command?: unknown }).command === 'cell_v2 discover_hosts' ? 'cell_v2-discover_hosts' : 'error';
+  const validate = schemaValidator(schema);
+  if (!validate(doc)) throw new Error(`not a document of schemas/${schema}.schema.json: ${JSON.stringify(validate.errors)}\n${r.stdout}`);
+  expect((doc as { changed?: unknown }).changed).toBe(false);
+}
+
+const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false });
+function schemaValidator(name: string): ValidateFunction {
+  const known = ajv.getSchema(name);
+  if (known !== undefined) return known;
+  ajv.addSchema(JSON.parse(readFileSync(fileURLToPath(new URL(`../../schemas/${name}.schema.json`, import.meta.url)), 'utf8')) as object, name);
+  return ajv.getSchema(name) as ValidateFunction;
 }
 
 /**

@@ -171,11 +171,13 @@ describeEachDialect('cell_v2 list_hosts', (dialect) => {
   it('--format json prints one document with every host, sorted', async () => {
     const empty = await runBin([...d.args, 'cell_v2', 'list_hosts', '--format', 'json']);
     expect(empty.code).toBe(0);
-    expect(JSON.parse(empty.stdout)).toEqual({ hosts: [] });
+    expect(JSON.parse(empty.stdout)).toEqual({ schema_version: 1, changed: false, hosts: [] });
     expect((await runBin([...d.args, 'cell_v2', 'discover_hosts'])).code).toBe(0);
     const r = await runBin([...d.args, 'cell_v2', 'list_hosts', '--format', 'json']);
     expect(r).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(r.stdout)).toEqual({
+      schema_version: 1,
+      changed: false,
       hosts: [
         { cell_name: 'cell1', cell_uuid: CELL.cell1, host: 'compute-1' },
         { cell_name: 'cell1', cell_uuid: CELL.cell1, host: 'compute-2' },

@@ -35,11 +35,11 @@ describeEachDialect('compute_node list on deleted-ironic-node', (dialect) => {
   it("shows each node's own health; without ironic truth the ironic column is unknown", async () => {
     const rows = await listJson(d);
     expect(pick(rows, 'uuid', 'cell_name', 'host', 'hypervisor_type', 'service_state', 'mapped', 'provider', 'allocations', 'instances', 'ironic_node')).toEqual([
-      [S.goneNodeUuid, 'cell1', S.host, 'ironic', 'up', 'yes', 'yes', 0, 0, 'unknown'],
-      [S.healthyNodeUuid, 'cell1', S.host, 'ironic', 'up', 'yes', 'yes', 1, 1, 'unknown'],
-      [S.libvirt.nodeUuid, 'cell1', S.libvirt.host, 'QEMU', 'deleted', 'yes', 'yes', 0, 0, 'n/a'],
+      [S.goneNodeUuid, 'cell1', S.host, 'ironic', 'up', true, 'yes', 0, 0, 'unknown'],
+      [S.healthyNodeUuid, 'cell1', S.host, 'ironic', 'up', true, 'yes', 1, 1, 'unknown'],
+      [S.libvirt.nodeUuid, 'cell1', S.libvirt.host, 'QEMU', 'deleted', true, 'yes', 0, 0, 'n/a'],
     ]);
-    expect(rows[0]).toMatchObject({ cell_uuid: CELL.cell1, hypervisor_hostname: S.goneNodeUuid, service_disabled: false, mapped_flag: 1 });
+    expect(rows[0]).toMatchObject({ cell_uuid: CELL.cell1, hypervisor_hostname: S.goneNodeUuid, service_disabled: false, mapped_flag: 1, mapped_elsewhere: false });
   });
 
   it('with --ironic-nodes it says which ironic nodes are gone', async () => {

@@ -67,8 +67,8 @@ function installed(bin: string, args: readonly string[], extraEnv: Record<string
 }
 
 describe('npm pack', () => {
-  it('ships the CLI, its JS migrations, the man page, README, LICENSE and package.json, and nothing else', () => {
-    const allowed = /^(bin\/nova-reconcile|dist\/src\/.+\.js|dist\/src\/bundle\/nova-reconcile\.mjs|dist\/migrations\/.+\.js|man\/nova-reconcile\.1|README\.md|LICENSE|package\.json)$/;
+  it('ships the CLI, its JS migrations, the man page, the JSON schemas, README, LICENSE and package.json, and nothing else', () => {
+    const allowed = /^(bin\/nova-reconcile|dist\/src\/.+\.js|dist\/src\/bundle\/nova-reconcile\.mjs|dist\/migrations\/.+\.js|man\/nova-reconcile\.1|schemas\/[a-z0-9_-]+\.schema\.json|README\.md|LICENSE|package\.json)$/;
     expect(packedFiles.filter((f) => !allowed.test(f))).toEqual([]);
     for (const f of [
       'bin/nova-reconcile',
@@ -79,6 +79,8 @@ describe('npm pack', () => {
       'dist/migrations/cell/0001_nova_cell_zed.js',
       'dist/migrations/placement/0001_placement_8.js',
       'man/nova-reconcile.1',
+      'schemas/plan.schema.json',
+      'schemas/error.schema.json',
       'README.md',
       'LICENSE',
       'package.json',

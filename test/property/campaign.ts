@@ -97,6 +97,8 @@ export async function openCampaign(dialect: TestDialect, prefix: string): Promis
       home: deployment.dir,
       cwd: deployment.dir,
       stderrIsTty: false,
+      stdoutIsTty: false,
+      stdoutColumns: undefined,
       maxRssKb: () => 0,
     });
     return { code, stdout, stderr };

@@ -456,7 +456,7 @@ describe('rendering', () => {
   });
 
   it('JSON lists every orphan with its resources and outcome', () => {
-    const doc = renderPlacementAuditJson(resultWith([], { delete: false })) as { orphans: unknown[]; processed: number; compute_nodes_not_found: string[]; exit_code: number };
+    const doc = renderPlacementAuditJson(resultWith([], { delete: false })) as unknown as { orphans: unknown[]; processed: number; compute_nodes_not_found: string[]; exit_code: number };
     expect(doc.processed).toBe(2);
     expect(doc.exit_code).toBe(3);
     expect(doc.compute_nodes_not_found).toEqual([u('stale')]);
