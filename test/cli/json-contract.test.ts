@@ -135,9 +135,13 @@ describe('every --format json document validates against its schema [sqlite]', (
     });
 
     it('errors of every kind are error documents: usage, configuration, a bad option value', async () => {
-      const usage = await json(d, 'audit', '--cell', 'nope');
+      const usage = await json(d, 'audit', '--kind', 'nope');
       expect(usage.code).toBe(127);
       expect(validate('error', usage, 'audit')).toMatchObject({ changed: false, error: { kind: 'usage', exit_code: 127 } });
+      // --cell takes a name too (issue 21): one no cell has is not-found, same exit code.
+      const unknownCell = await json(d, 'audit', '--cell', 'nope');
+      expect(unknownCell.code).toBe(127);
+      expect(validate('error', unknownCell, 'audit')).toMatchObject({ changed: false, error: { kind: 'not-found', exit_code: 127 } });
       const noConf = await runBin(['--config-file', join(d.dir, 'missing.conf'), 'compute_node', 'list', '--format', 'json']);
       expect(validate('error', noConf, 'compute_node list')).toMatchObject({ changed: false, error: { exit_code: noConf.code } });
       const planOut = await json(d, 'compute_node', 'cleanup_orphans', '--apply', '--plan-out', join(d.dir, 'p.json'));
