@@ -63,6 +63,13 @@ export const undoCommand: CommandSpec = {
       return withApplyLock(d, settings.lockTimeout, undo);
     });
     const count = (s: string): number => result.items.filter((i) => i.status === s).length;
+    if (!dryRun) {
+      // The operator log: one line per restored or refused change.
+      for (const i of result.items) {
+        if (i.status === 'restored') ctx.log?.info(`undo of ${result.command} (${result.journal}): restored change ${i.seq} (${i.unit})`);
+        else if (i.status === 'refused') ctx.log?.warning(`undo of ${result.command} (${result.journal}): refused change ${i.seq} (${i.unit}): ${i.reason}`);
+      }
+    }
     if (o['format'] === 'json') printJson(ctx, { ...result, changed: count('restored') > 0 });
     else {
       ctx.stdout.write(`undo of ${result.command} (${result.journal}): ${count(dryRun ? 'would-restore' : 'restored')} change(s) ${dryRun ? 'would be ' : ''}restored, ${count('already-restored')} already restored, ${count('refused')} ${dryRun ? 'would be ' : ''}refused.\n`);
