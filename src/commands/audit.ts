@@ -6,7 +6,12 @@ import { FORMAT_OPTION, type CommandContext, type CommandOptions, type CommandSp
 import { FINDING_KINDS } from '../domain/audit.js';
 import { isUuid } from '../domain/ironic-nodes.js';
 import { ReconcileError } from '../errors.js';
-import { runAudit } from '../operations/audit.js';
+import { runAudit, type AuditRunOptions } from '../operations/audit.js';
+import { createProgress } from '../cli/progress.js';
+import { renderAuditMetrics, type AuditMetrics } from '../cli/render-prometheus.js';
+import { describeFileError, writeFileAtomically } from '../files.js';
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { printJson, useDeployment } from './deployment.js';
 
 export const auditCommand: CommandSpec = {
@@ -34,37 +39,95 @@ export const auditCommand: CommandSpec = {
       description:
         'JSON of `openstack baremetal node list -f json`, or one node uuid per line. A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
     },
-    { flags: '--verbose', description: 'print progress on stderr (also when stderr is a terminal)' },
-    { ...FORMAT_OPTION, description: 'output format: table, or json (one document on stdout)' },
+    { flags: '--verbose', description: 'print each read as a line on stderr, also when stderr is not a terminal (on a terminal one status line shows the phase in place; the global --progress prints it throttled when piped)' },
+    {
+      ...FORMAT_OPTION,
+      description: "output format: table, json (one document on stdout), or prometheus (text exposition format: findings per kind and cell, the run's duration, success and time)",
+      choices: ['table', 'json', 'prometheus'],
+    },
+    {
+      flags: '--metrics-file <path>',
+      description:
+        "also write the Prometheus metrics to PATH, atomically (a temporary file in the same directory, renamed over it), for node_exporter's textfile collector; written also when the audit fails (success 0)",
+    },
   ],
   exitCodes: [
     [0, 'clean: no findings'],
     [3, 'findings were reported; nothing changed'],
-    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services)'],
-    [127, 'invalid usage or input: a malformed --cell uuid, an unknown cell, an unreadable or malformed --ironic-nodes file'],
+    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services), the --metrics-file could not be written'],
+    [127, 'invalid usage or input: a malformed --cell uuid, an unknown cell, an unreadable or malformed --ironic-nodes file, a --metrics-file in a directory that does not exist'],
     [255, 'unexpected internal error'],
   ],
   examples: [
     'nova-reconcile audit',
     'openstack baremetal node list -f json > nodes.json && nova-reconcile audit --ironic-nodes nodes.json --format json',
+    'nova-reconcile audit --metrics-file /var/lib/node_exporter/textfile_collector/nova_reconcile.prom > /dev/null',
   ],
   async run(ctx, o) {
     const cellUuid = cellUuidOption(o);
     const ironicNodesFile = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
-    const progress = progressReporter(ctx, o['verbose'] === true);
-    const result = await useDeployment(ctx, (d) =>
-      runAudit(d, {
-        ...(cellUuid === undefined ? {} : { cellUuid }),
-        ...(ironicNodesFile === undefined ? {} : { ironicNodesFile }),
-        ...(progress === undefined ? {} : { progress }),
-      }),
-    );
+    const metricsFile = metricsFileOption(o, ctx.cwd);
+    const prometheus = o['format'] === 'prometheus';
+    const status = auditProgress(ctx, o['verbose'] === true);
+    const started = Date.now();
+    const metrics = (findings: AuditMetrics['findings'], cells: AuditMetrics['cells']): string =>
+      renderAuditMetrics({ findings, cells, durationSeconds: (Date.now() - started) / 1000, endedAtMs: Date.now() });
+    let result;
+    try {
+      result = await useDeployment(ctx, (d) =>
+        runAudit(d, {
+          ...(cellUuid === undefined ? {} : { cellUuid }),
+          ...(ironicNodesFile === undefined ? {} : { ironicNodesFile }),
+          ...status.hooks,
+        }),
+      );
+    } catch (err) {
+      status.clear();
+      // Monitoring learns that the audit failed; the error itself is reported as usual.
+      if (metricsFile !== undefined || prometheus) {
+        const text = metrics(undefined, []);
+        if (metricsFile !== undefined) writeMetrics(metricsFile, text);
+        if (prometheus) ctx.stdout.write(text);
+      }
+      throw err;
+    }
+    status.clear();
     const findings = findingsWithConfigArguments(result.findings, ctx.configSources);
-    if (o['format'] === 'json') printJson(ctx, findingsJson(findings, result.cells));
+    if (metricsFile !== undefined || prometheus) {
+      const text = metrics(findings, result.cells);
+      if (metricsFile !== undefined) writeMetrics(metricsFile, text);
+      if (prometheus) ctx.stdout.write(text);
+    }
+    if (prometheus) {
+      // stdout holds the metrics only.
+    } else if (o['format'] === 'json') printJson(ctx, findingsJson(findings, result.cells));
     else ctx.stdout.write(renderFindingsTable(findings, result.cells) + '\n');
     return result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
   },
 };
+
+/** --metrics-file: its directory must exist (checked before anything is read). */
+function metricsFileOption(o: CommandOptions, cwd: string): string | undefined {
+  const value = o['metricsFile'];
+  if (typeof value !== 'string') return undefined;
+  const path = resolve(cwd, value);
+  let isDir = false;
+  try {
+    isDir = statSync(dirname(path)).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir || value.endsWith('/')) throw new ReconcileError('usage', `--metrics-file ${value}: ${value.endsWith('/') ? 'names a directory, not a file' : `the directory ${dirname(path)} does not exist`}`, { hint: "give a file in node_exporter's --collector.textfile.directory" });
+  return path;
+}
+
+function writeMetrics(path: string, text: string): void {
+  try {
+    writeFileAtomically(path, text);
+  } catch (err) {
+    throw new ReconcileError('config', `cannot write the metrics file ${path}: ${describeFileError(err)}`, { hint: 'check that the directory is writable by this user' });
+  }
+}
 
 /** --cell, checked for the uuid form before anything is read. */
 export function cellUuidOption(o: CommandOptions): string | undefined {
@@ -72,6 +135,30 @@ export function cellUuidOption(o: CommandOptions): string | undefined {
   if (typeof value !== 'string') return undefined;
   if (!isUuid(value)) throw new ReconcileError('usage', `--cell ${JSON.stringify(value)} is not a cell uuid`, { hint: 'run `nova-reconcile cell_v2 list_cells` to see the cells' });
   return value.toLowerCase();
+}
+
+/**
+ * The audit's progress: on a terminal (or with --progress) one status line,
+ * phase by phase: each read, then each check with its count; with --verbose
+ * and no terminal, one line per read as before.
+ */
+function auditProgress(ctx: CommandContext, verbose: boolean): { hooks: Pick<AuditRunOptions, 'progress' | 'onStep'>; clear(): void } {
+  if (!ctx.stderrIsTty && ctx.progress !== true) {
+    return { hooks: verbose ? { progress: (line) => ctx.stderr.write(line + '\n') } : {}, clear: () => undefined };
+  }
+  const line = createProgress(ctx, { forced: ctx.progress === true });
+  let auditing = false;
+  return {
+    hooks: {
+      progress: (text) => line.phase(text.replace(/…$/, '')),
+      onStep: (step, index, total) => {
+        if (!auditing) line.phase('auditing', total);
+        auditing = true;
+        line.update(index, step);
+      },
+    },
+    clear: () => line.clear(),
+  };
 }
 
 /** Progress lines on stderr for long reads: on a terminal, or when asked for. */

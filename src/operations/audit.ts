@@ -10,6 +10,8 @@ export interface AuditRunOptions {
   readonly cellUuid?: string;
   readonly ironicNodesFile?: string;
   readonly progress?: (line: string) => void;
+  /** Each check of the audit, after the reads (see domain/audit.ts). */
+  readonly onStep?: (step: string, index: number, total: number) => void;
 }
 
 export interface AuditResult {
@@ -27,6 +29,7 @@ export async function runAudit(deployment: Deployment, options: AuditRunOptions)
   const findings = auditSnapshot(snapshot, {
     ...(options.cellUuid === undefined ? {} : { cellUuid: options.cellUuid }),
     ...(options.ironicNodesFile === undefined ? {} : { ironicNodesFile: options.ironicNodesFile }),
+    ...(options.onStep === undefined ? {} : { onStep: options.onStep }),
   });
   return { findings, cells: snapshot.cells };
 }
