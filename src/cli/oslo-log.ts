@@ -122,9 +122,9 @@ export function openOperatorLog(opts: OpenLogOptions): OperatorLog {
     try {
       target = opts.target();
     } catch (err) {
+      target = { file: undefined, syslogFacility: undefined, debug: false };
       if (strict) throw err;
       // A bad [DEFAULT] value found mid-run: the run goes on, unlogged, and says so.
-      target = { file: undefined, syslogFacility: undefined, debug: false };
       opts.warn(`nova-reconcile: warning: nothing is logged: ${err instanceof Error ? err.message : String(err)}`);
       return target;
     }

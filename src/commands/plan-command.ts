@@ -135,6 +135,7 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
       if (trips.length > 0 || blocked !== undefined) {
         // Nothing is applied: no journal, no write. A trip is one line on stderr, for cron's log.
         if (trips.length > 0) ctx.stderr.write(`nova-reconcile: circuit breaker tripped: ${trips.map((t) => t.message).join('; ')}; nothing was applied (override: ${LIMIT_OVERRIDE})\n`);
+        for (const r of full.refused) ctx.log?.warning(`refused: ${r.subject}: ${r.reason}`);
         ctx.log?.warning(`refused to apply ${full.command}: ${[...trips.map((t) => `circuit breaker: ${t.message}`), ...(blocked === undefined ? [] : [blocked])].join('; ')}; nothing was applied`);
         if (json) printJson(ctx, { ...(planJson(full) as object), dry_run: false, changed: false, applied: [], skipped: stale.map(staleJson), breaker: trips.map(tripJson), journal: null, ...extras(undefined) });
         else ctx.stdout.write(renderPlanText(full) + `\n${notApplied(trips, blocked)}` + staleText(stale));
