@@ -59,6 +59,8 @@ export const PLAN_EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
   [5, 'partly applied: something was applied and something was not (units skipped because their rows changed since planning, or refused for safety; listed)'],
   [2, 'could not run: configuration, a database unreachable, another run holds the lock, or implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services)'],
   [127, 'invalid usage or input (a --plan-in file of another command or deployment)'],
+  [130, 'interrupted by Ctrl-C (SIGINT) during --apply: no unit started after it, the units in flight finished; the summary on stderr gives the units applied, the journal and the undo command (a second Ctrl-C stops at once)'],
+  [143, 'stopped by SIGTERM during --apply, as for 130'],
   [255, 'unexpected internal error'],
 ];
 

@@ -132,8 +132,8 @@ if (!hasZsh && process.env['CI'] !== 'true') console.warn('\n*** zsh completion 
     );
     const undo = COMMANDS.find((c) => c.path.join(' ') === 'undo');
     expect(zshComplete('undo', '--')).toContain(`describe ${undo?.options.map((o) => o.flags.split(' ')[0]).join('|')}|--config-file`);
-    expect(zshComplete('audit', '--format', '')).toBe('compadd table|json');
-    expect(zshComplete('audit', '--format=j')).toBe('compadd table|json');
+    expect(zshComplete('audit', '--format', '')).toBe('compadd table|json|prometheus');
+    expect(zshComplete('audit', '--format=j')).toBe('compadd table|json|prometheus');
     expect(zshComplete('--config-dir', '')).toBe('files -/');
     expect(zshComplete('undo', '')).toBe('files');
     expect(zshComplete('completion', '')).toBe('compadd bash|zsh');
