@@ -144,6 +144,26 @@ describe('the operator log', () => {
     for (const l of after) expect(l).toMatch(LINE);
   }, 60_000);
 
+  it('the nova-manage compatible commands that write log what they wrote or refused; their stdout is unchanged', async () => {
+    const { dir, conf } = await sandbox('ironic-ha');
+    const log = join(dir, 'compat.log');
+    const plain = await sandbox('ironic-ha');
+    const expected = await runBin(['--config-file', plain.conf, 'cell_v2', 'discover_hosts', '--by-service']);
+    const r = await runBin(['--log-file', log, '--config-file', conf, 'cell_v2', 'discover_hosts', '--by-service']);
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: expected.code, stdout: expected.stdout });
+    const cell1 = '4dde17f6-6b53-4318-915d-00c67a4771f4';
+    const del = await runBin(['--config-file', conf, 'cell_v2', 'delete_host', '--cell_uuid', cell1, '--host', 'ironic-compute-1', '--log-file', log]);
+    expect(del.code).toBe(0);
+    const missing = await runBin(['--config-file', conf, 'cell_v2', 'delete_host', '--cell_uuid', cell1, '--host', 'nowhere', '--log-file', log]);
+    expect(missing.code).toBe(2);
+    const lines = logLines(log).map((l) => l.replace(/^.* \d+ (\w+) /, '$1 '));
+    expect(lines).toEqual([
+      ...[0, 1, 2].map((i) => `INFO nova_reconcile.cell_v2.discover_hosts [-] created host mapping for compute host 'ironic-compute-${i}' in cell ${cell1}`),
+      `INFO nova_reconcile.cell_v2.delete_host [-] deleted host mapping of host 'ironic-compute-1' in cell ${cell1}`,
+      `WARNING nova_reconcile.cell_v2.delete_host [-] refused to delete host 'nowhere': ${missing.stdout.trim()}`,
+    ]);
+  }, 60_000);
+
   it('refusals are logged as WARNING lines', async () => {
     const { dir, conf } = await sandbox('ironic-failover');
     const log = join(dir, 'refused.log');
