@@ -1,7 +1,8 @@
 // Ctrl-C and SIGTERM during an apply (issue 18 item 4): no unit starts after
 // the signal, the units in flight finish, a summary says what was applied,
 // where the journal is and how to undo it, and the exit code is 130 / 143.
-// The undo command printed in the summary restores every table exactly.
+// The undo command printed in the summary restores every table exactly, also
+// when the undo itself is interrupted and run again as its summary says.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -96,7 +97,23 @@ describeMysql('Ctrl-C and SIGTERM during an apply', () => {
       const undoLine = /^ {2}to undo what was applied: (.+)$/m.exec(r.stderr)?.[1];
       expect(undoLine).toContain(`undo ${journal} --apply`);
       expect(undoLine).toContain(`--config-file ${f.d.confPath}`);
-      const undo = spawnSync('sh', ['-c', undoLine ?? 'false'], { encoding: 'utf8', env: { PATH: process.env['PATH'], HOME: '/nonexistent-home' } });
+      let finishLine = undoLine ?? 'false';
+      if (sig === 'SIGINT') {
+        // The undo is interrupted too: the change in flight finishes, the rest waits for a re-run.
+        const undoJournal = join(f.d.dir, 'undo-interrupted.jsonl');
+        const u = await applyAndSignal([...f.d.args, 'undo', journal, '--apply', '--journal', undoJournal], undoJournal, 20, 'SIGINT');
+        expect(u.code, u.stderr).toBe(130);
+        const told = /^nova-reconcile: interrupted by SIGINT: (\d+) change\(s\) restored, (\d+) not started\.$/m.exec(u.stderr);
+        expect(told, u.stderr).not.toBeNull();
+        expect(Number(told?.[1])).toBeGreaterThan(0);
+        expect(Number(told?.[2])).toBeGreaterThan(0);
+        const uj = readJournal(undoJournal);
+        expect(uj.changes.every((c) => uj.committed.has(c.seq))).toBe(true);
+        expect(uj.changes).toHaveLength(Number(told?.[1]));
+        finishLine = /^ {2}to finish: (.+) \(rows already restored are left alone\)$/m.exec(u.stderr)?.[1] ?? 'false';
+        expect(finishLine).toBe(undoLine);
+      }
+      const undo = spawnSync('sh', ['-c', finishLine], { encoding: 'utf8', env: { PATH: process.env['PATH'], HOME: '/nonexistent-home' } });
       expect(undo.status, undo.stderr).toBe(4);
       expect(await checksumMysqlDatabases(names)).toEqual(before);
     }, 180_000);
