@@ -219,7 +219,8 @@ function main() {
 
   rule('Done');
   console.log(wrap(`The sandbox stays in ${dir} for you to explore, e.g.:`));
-  console.log(`  ${commandLine(['--config-file', config, 'cell_v2', 'list_cells'])}`);
+  // nova-reconcile is not on PATH in a checkout: print a line that works when pasted.
+  console.log(`  node ${shellQuote(BIN)} ${['--config-file', config, 'cell_v2', 'list_cells'].map(shellQuote).join(' ')}`);
   console.log(wrap(`Remove it with: rm -rf ${shellQuote(root)}`));
   if (failures.length > 0) {
     console.error(`\ndemo: ${failures.length} step(s) did not behave as expected:`);

@@ -4,8 +4,9 @@
 // spins forever on a path under /proc (ENOENT on every retry). These two
 // helpers bound the one and walk the other, and every failure carries a
 // short reason for the one-line error (describeFileError).
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 
 /** A file is refused beyond this many bytes unless the caller says otherwise. */
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
@@ -126,4 +127,32 @@ function statKind(path: string): 'dir' | 'other' | 'missing' {
 
 function formatBytes(n: number): string {
   return n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${n} bytes`;
+}
+
+/**
+ * Replaces `path` atomically: the text goes to a temporary file in the same
+ * directory (rename(2) is atomic only within one filesystem), is flushed, and
+ * is renamed over `path`. A reader (node_exporter's textfile collector) sees
+ * the old file or the new one, never half of one. The temporary name starts
+ * with '.' and does not end in .prom, so the collector never reads it.
+ */
+export function writeFileAtomically(path: string, text: string): void {
+  const target = resolve(path);
+  const tmp = `${dirname(target)}/.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`;
+  const fd = openSync(tmp, 'wx', 0o644);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  closeSync(fd);
+  try {
+    renameSync(tmp, target);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
 }

@@ -1,7 +1,13 @@
 // The process boundary: the only module that reads argv, env and the
-// terminal, and sets the exit code. Everything below returns values.
+// terminal, handles signals, and sets the exit code. Everything below returns values.
+import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import type { Interrupts } from './cli/context.js';
+import { signalExitCode } from './cli/context.js';
 import { runCli } from './cli/program.js';
+
+const interrupts = gracefulInterrupts();
 
 const code = await runCli(process.argv.slice(2), {
   stdout: { write: (s) => void process.stdout.write(s) },
@@ -12,9 +18,71 @@ const code = await runCli(process.argv.slice(2), {
   stderrIsTty: process.stderr.isTTY === true,
   stdoutIsTty: process.stdout.isTTY === true,
   stdoutColumns: process.stdout.isTTY === true ? process.stdout.columns : undefined,
+  ...(process.stderr.isTTY === true && process.stderr.columns > 0 ? { stderrColumns: process.stderr.columns } : {}),
   maxRssKb: () => process.resourceUsage().maxRSS,
+  pid: process.pid,
+  selfCommand: selfCommand(),
+  interrupts,
 });
 // Exit once stdout and stderr have drained (pipes are asynchronous), so no
 // idle handle can keep a cron job alive and no output is cut short.
 process.exitCode = code;
 process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+
+/**
+ * SIGINT and SIGTERM end the process at once (128 + the signal's number, as
+ * a shell reports it), except while an apply holds them: then the first one
+ * asks the apply to stop starting units (it finishes the units in flight and
+ * prints its summary), and a second one ends the process at once; a unit cut
+ * short that way is rolled back by its database, its journal entry stays
+ * uncommitted, and the next run or `undo` deals with it.
+ */
+function gracefulInterrupts(): Interrupts {
+  const controller = new AbortController();
+  let holders = 0;
+  const onSignal = (name: 'SIGINT' | 'SIGTERM'): void => {
+    if (holders > 0 && !controller.signal.aborted) {
+      process.stderr.write(`\nnova-reconcile: ${name}: no new unit is started; waiting for the units in flight (${name} again to stop at once)\n`);
+      controller.abort(name);
+      return;
+    }
+    process.exit(signalExitCode(name));
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  return {
+    signal: controller.signal,
+    hold: () => {
+      holders += 1;
+      let released = false;
+      return () => {
+        if (!released) holders -= 1;
+        released = true;
+      };
+    },
+  };
+}
+
+/** `nova-reconcile` when that name on PATH is this very script, else the node command that runs it. */
+function selfCommand(): string {
+  const script = process.argv[1];
+  if (script === undefined) return 'nova-reconcile';
+  const self = realOrSame(script);
+  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+    if (dir !== '' && realOrSame(join(dir, 'nova-reconcile')) === self) return 'nova-reconcile';
+  }
+  const node = (process.env['PATH'] ?? '').split(delimiter).some((dir) => dir !== '' && realOrSame(join(dir, 'node')) === realOrSame(process.execPath)) ? 'node' : quote(process.execPath);
+  return `${node} ${quote(self)}`;
+}
+
+function realOrSame(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+function quote(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}

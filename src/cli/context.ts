@@ -21,6 +21,34 @@ export interface RunContext {
   readonly stdoutColumns: number | undefined;
   /** Peak resident set size so far, in kilobytes (for --stats). */
   maxRssKb(): number;
+  /** The terminal's width when stderr is one (progress lines are cut to it). */
+  readonly stderrColumns?: number;
+  /** This process's id, for oslo.log-style log lines. */
+  readonly pid?: number;
+  /**
+   * The command line that runs this tool, for the commands it prints:
+   * `nova-reconcile` when that is on PATH, else `node /path/bin/nova-reconcile`.
+   */
+  readonly selfCommand?: string;
+  /** SIGINT/SIGTERM, delivered gracefully while an apply holds them (main.ts). */
+  readonly interrupts?: Interrupts;
+}
+
+/**
+ * How an apply learns of Ctrl-C or SIGTERM. Outside `hold`, the signal ends
+ * the process at once (nothing is being written). While held, the first
+ * signal aborts `signal` (the apply starts no new unit and lets the units in
+ * flight finish), and a second one ends the process at once.
+ */
+export interface Interrupts {
+  readonly signal: AbortSignal;
+  /** Make signals graceful until the returned release is called. */
+  hold(): () => void;
+}
+
+/** The exit code of a run stopped by a signal, as a shell reports it: 128 + its number. */
+export function signalExitCode(reason: unknown): number {
+  return reason === 'SIGTERM' ? 143 : 130;
 }
 
 export function println(out: Output, text = ''): void {

@@ -14,6 +14,8 @@ export const RECONCILE_EXIT = {
   cannotRun: 2,
   invalid: 127,
   internal: 255,
+  interrupted: 130,
+  terminated: 143,
 } as const;
 
 export const RECONCILE_EXIT_TABLE: ReadonlyArray<readonly [number, string]> = [
@@ -23,6 +25,8 @@ export const RECONCILE_EXIT_TABLE: ReadonlyArray<readonly [number, string]> = [
   [5, 'partly applied: something was applied and something was not (skipped because it changed since planning, or refused for safety; listed)'],
   [2, 'could not run: configuration, database unreachable, lock held, implausible ground truth (an empty or foreign ironic node list), the optional SQLite driver not installed'],
   [127, 'invalid usage or input'],
+  [130, 'interrupted by Ctrl-C (SIGINT); during an --apply: no unit was started after it, the units in flight finished, and a summary on stderr names the journal and the undo command'],
+  [143, 'stopped by SIGTERM; during an --apply, as for 130'],
   [255, 'unexpected internal error'],
 ];
 

@@ -7,8 +7,14 @@ import { SCOPE_INTRO, SCOPE_OPTIONS } from './scope.js';
 export const GLOBAL_OPTIONS: ReadonlyArray<readonly [string, string]> = [
   ['--config-file FILE', 'nova.conf to read; repeatable, the last file to set an option wins (default: ~/.nova/, ~/, /etc/nova/, /etc/ nova.conf)'],
   ['--config-dir DIR', 'read DIR/*.conf in sorted order, at its position among the --config-file options'],
-  ['--debug, -d', 'print the stack trace of an error'],
+  ['--debug, -d', 'print the stack trace of an error; DEBUG lines in the log ([DEFAULT] debug); --nodebug turns it off'],
   ['--stats', 'print SQL round trips and elapsed time on stderr'],
+  ['--progress', 'show progress on stderr also when it is not a terminal (throttled plain lines); on a terminal one status line is redrawn in place'],
+  ['--log-file FILE', 'oslo.log: append one line per applied unit, refusal and error to FILE ([DEFAULT] log_file; relative to --log-dir)'],
+  ['--log-dir DIR', 'oslo.log: log to DIR/nova-reconcile.log, or DIR/FILE with --log-file ([DEFAULT] log_dir)'],
+  ['--use-syslog', 'oslo.log: also send those lines to syslog (/dev/log, through logger(1)); --nouse-syslog turns it off ([DEFAULT] use_syslog)'],
+  ['--syslog-log-facility F', 'oslo.log: the syslog facility, e.g. LOG_USER (default), LOG_LOCAL0 ([DEFAULT] syslog_log_facility)'],
+  ['--verbose', "oslo.log's, before the command words (accepted, INFO is always logged); after them, the command's own --verbose where it has one"],
   ['--version', 'print the version'],
 ];
 
@@ -30,7 +36,7 @@ export function renderTopLevelHelp(commands: readonly CommandSpec[]): string {
     for (const s of specs) lines.push(`  ${s.path.join(' ').padEnd(width)}  ${s.summary}`);
   }
   lines.push('', 'Global options:');
-  for (const [flag, text] of GLOBAL_OPTIONS) lines.push(`  ${flag.padEnd(20)}  ${text}`);
+  for (const [flag, text] of GLOBAL_OPTIONS) lines.push(`  ${flag.padEnd(24)}  ${text}`);
   const scoped = SCOPE_OPTIONS.map((o) => [o, scopeUsers(commands, o)] as const).filter(([, users]) => users.length > 0);
   if (scoped.length > 0) {
     lines.push('', 'Scope options (the same spelling and meaning on every plan command that takes them):');
@@ -71,7 +77,10 @@ export function renderCommandHelpFooter(spec: CommandSpec): string {
     lines.push('', 'Examples:');
     for (const e of spec.examples) lines.push(`  ${e}`);
   }
-  lines.push('', 'Global options (--config-file, --config-dir, --debug, --stats) may appear anywhere. Suggested commands in findings, refusals and hints repeat the --config-file and --config-dir given.');
+  lines.push(
+    '',
+    'Global options (--config-file, --config-dir, --debug/--nodebug, --stats, --progress, --log-file, --log-dir, --use-syslog/--nouse-syslog, --syslog-log-facility) may appear anywhere, as nova-manage accepts them; --verbose before the command words is oslo.log\'s. Suggested commands in findings, refusals and hints repeat the --config-file and --config-dir given.',
+  );
   return lines.join('\n');
 }
 

@@ -15,6 +15,7 @@ import type { CommandContext, CommandSpec } from './spec.js';
 import { COMMANDS } from './registry.js';
 import { VERSION } from './version.js';
 import { renderStats } from './stats.js';
+import { openOperatorLog, resolveLogTarget, type OperatorLog } from './oslo-log.js';
 
 /** The first words that belong to nova-manage's grammar. */
 const COMPATIBLE_CATEGORIES = new Set(['cell_v2', 'placement', 'db']);
@@ -24,11 +25,13 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
   let family: CommandFamily = COMPATIBLE_CATEGORIES.has(firstWord(argv) ?? '') ? 'compatible' : 'reconcile';
   let format = 'table';
   let configSources: readonly ConfigSource[] = [];
+  let log: OperatorLog | undefined;
   try {
     const globals = extractGlobalArgs(argv);
     debug = globals.debug;
     configSources = globals.sources;
     let rest = globals.rest;
+    if (globals.leadingUnknown !== undefined) return refuseLeadingOption(globals.leadingUnknown, rest, ctx);
     if (rest.length === 0) {
       throw new ReconcileError('usage', 'no command given', { hint: 'run `nova-reconcile --help` for the list of commands' });
     }
@@ -58,31 +61,91 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
       throw new ReconcileError('usage', `unknown command "${words}"`, { hint: 'run `nova-reconcile --help` for the list of commands' });
     }
     family = spec.family;
-    const commandArgs = expandOptionPrefixes(rest.slice(spec.path.length), longOptionNames(spec));
+    const longOptions = longOptionNames(spec);
+    // After the command words, --verbose is the command's own where it has one (nova-manage's meaning), else oslo.log's.
+    const afterCommand = rest.slice(spec.path.length).filter((a) => longOptions.includes('--verbose') || a !== '--verbose');
+    const commandArgs = expandOptionPrefixes(afterCommand, longOptions);
     const parsed = parseCommandArgs(spec, commandArgs, ctx);
     if (parsed === 'help') return 0;
     format = typeof parsed.options['format'] === 'string' ? parsed.options['format'] : 'table';
     let config: NovaConfig | undefined;
+    const loadOnce = (): NovaConfig => {
+      config ??= loadConfigFiles(globals.sources, ctx);
+      return config;
+    };
+    const operatorLog = openOperatorLog({
+      name: `nova_reconcile.${spec.path.join('.')}`,
+      pid: ctx.pid ?? 0,
+      // nova.conf's [DEFAULT] logging options count only once a command has read it (sandbox create reads none).
+      target: () => resolveLogTarget(globals.log, config ?? tryLoad(loadOnce), ctx.cwd),
+      warn: (line) => ctx.stderr.write(line + '\n'),
+      syslogSocket: ctx.env['NOVA_RECONCILE_SYSLOG_SOCKET'],
+    });
+    log = operatorLog;
+    // Options given on the command line are checked before anything runs.
+    if (globals.log.logFile !== undefined || globals.log.logDir !== undefined || globals.log.useSyslog === true || globals.log.syslogFacility !== undefined) operatorLog.open();
     const commandCtx: CommandContext = {
       ...ctx,
       debug,
       stats: globals.stats,
+      progress: globals.progress,
+      log: operatorLog,
       configSources: globals.sources,
-      loadConfig: () => {
-        config ??= loadConfigFiles(globals.sources, ctx);
-        return config;
-      },
+      loadConfig: loadOnce,
     };
     const started = Date.now();
     try {
-      return await spec.run(commandCtx, parsed.options, parsed.args);
+      const code = await spec.run(commandCtx, parsed.options, parsed.args);
+      operatorLog.debug(`exit code ${code}`);
+      return code;
     } finally {
       if (globals.stats) ctx.stderr.write(renderStats(Date.now() - started, ctx.maxRssKb()) + '\n');
     }
   } catch (err) {
     if (err instanceof CommanderError) return exitCodeFor('usage', family);
-    return reportError(err, { ctx, family, debug, format, configSources });
+    const code = reportError(err, { ctx, family, debug, format, configSources });
+    if (log !== undefined) {
+      const l = log;
+      ignoreErrors(() => l.error(`${err instanceof Error ? err.message : String(err)} (exit code ${code})`));
+    }
+    return code;
+  } finally {
+    await log?.close();
   }
+}
+
+function tryLoad(load: () => NovaConfig): NovaConfig | undefined {
+  try {
+    return load();
+  } catch {
+    return undefined;
+  }
+}
+
+function ignoreErrors(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // The error itself has been reported; a log that cannot be written does not hide it.
+  }
+}
+
+/**
+ * An option before the command words that is no global option: the same
+ * error commander gives when it follows them, with the command's usage exit
+ * code (nova-manage: argparse's 2; ours: 127).
+ */
+function refuseLeadingOption(option: string, rest: readonly string[], ctx: RunContext): number {
+  for (let i = 0; i < rest.length; i++) {
+    const spec = findCommand(rest.slice(i));
+    if (spec !== undefined) {
+      ctx.stderr.write(`nova-reconcile ${spec.path.join(' ')}: error: unknown option '${option}'\n`);
+      return exitCodeFor('usage', spec.family);
+    }
+  }
+  const family: CommandFamily = rest.some((w) => COMPATIBLE_CATEGORIES.has(w)) ? 'compatible' : 'reconcile';
+  ctx.stderr.write(`nova-reconcile: error: unknown option '${option}'\n`);
+  return exitCodeFor('usage', family);
 }
 
 /** oslo.config fails before nova-manage's main() on any file problem: exit 1 there. */

@@ -109,7 +109,7 @@ export function renderApplyText(result: ApplyResult, palette: Pick<Palette, 'ver
     for (const pc of o.unit.changes) lines.push(changeLine(pc, palette));
   }
   for (const r of result.refused) lines.push(`  ${palette.warn('refused')}: ${r.subject}: ${r.reason}${r.suggestion === undefined ? '' : ` (see: ${r.suggestion})`}`);
-  if (result.journalPath !== undefined) lines.push(`journal: ${result.journalPath}`);
+  // The journal's path is on stderr (once, before the first write), not here: `>>log 2>&1` shows it once.
   return lines.join('\n') + '\n';
 }
 

@@ -4,6 +4,7 @@
 import type { ConfigSource, NovaConfig } from '../config/types.js';
 import type { CommandFamily } from './exit-codes.js';
 import type { RunContext } from './context.js';
+import type { OperatorLog } from './oslo-log.js';
 
 export interface OptionSpec {
   /** Commander flags, e.g. "--cell_uuid <cell_uuid>" or "--verbose". */
@@ -31,6 +32,10 @@ export interface CommandContext extends RunContext {
   readonly debug: boolean;
   /** --stats: print SQL round trips and timing on stderr at the end. */
   readonly stats: boolean;
+  /** --progress: progress lines on stderr even when it is not a terminal. */
+  readonly progress?: boolean;
+  /** The operator log (--log-file, --use-syslog, nova.conf [DEFAULT] log_file ...): applied changes and refusals. */
+  readonly log?: OperatorLog;
 }
 
 export type CommandOptions = Readonly<Record<string, unknown>>;

@@ -1,13 +1,18 @@
 // audit: the read-only report of every inconsistency; exit 0 clean, 3 findings.
 import { RECONCILE_EXIT } from '../cli/exit-codes.js';
 import { FINDING_COLUMNS, findingsJson, renderFindings } from '../cli/render-findings.js';
-import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat } from '../cli/listing.js';
+import { COLUMN_OPTION, LISTING_FORMAT_OPTION, LISTING_FORMATS, columnsOption, listingFormat } from '../cli/listing.js';
 import { findingsWithConfigArguments } from '../cli/suggestions.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
 import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
 import { FINDING_KINDS, type FindingKind } from '../domain/audit.js';
 import { ReconcileError } from '../errors.js';
-import { runAudit } from '../operations/audit.js';
+import { runAudit, type AuditRunOptions } from '../operations/audit.js';
+import { createProgress } from '../cli/progress.js';
+import { renderAuditMetrics, type AuditMetrics } from '../cli/render-prometheus.js';
+import { describeFileError, writeFileAtomically } from '../files.js';
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { printJson, useDeployment } from './deployment.js';
 
 export const auditCommand: CommandSpec = {
@@ -43,21 +48,32 @@ export const auditCommand: CommandSpec = {
       description:
         'JSON of `openstack baremetal node list -f json`, or one node uuid per line. A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
     },
-    { flags: '--verbose', description: 'print progress on stderr (also when stderr is a terminal)' },
-    { ...LISTING_FORMAT_OPTION, description: 'output format: table; json (one document on stdout: schemas/audit.schema.json); value (one finding per line, space-separated, no header); csv' },
+    { flags: '--verbose', description: 'print each read as a line on stderr, also when stderr is not a terminal (on a terminal one status line shows the phase in place; the global --progress prints it throttled when piped)' },
+    {
+      ...LISTING_FORMAT_OPTION,
+      description:
+        "output format: table; json (one document on stdout: schemas/audit.schema.json); value (one finding per line, space-separated, no header); csv; prometheus (text exposition format: findings per kind and cell, the run's duration, success and time)",
+      choices: [...LISTING_FORMATS, 'prometheus'],
+    },
     { ...COLUMN_OPTION, description: `with -f table, value or csv: show only this column (repeatable, in the order given): ${FINDING_COLUMNS.join(', ')}` },
+    {
+      flags: '--metrics-file <path>',
+      description:
+        "also write the Prometheus metrics to PATH, atomically (a temporary file in the same directory, renamed over it), for node_exporter's textfile collector; written also when the audit fails (success 0)",
+    },
   ],
   exitCodes: [
     [0, 'clean: no findings'],
     [3, 'findings were reported; nothing changed'],
-    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services)'],
-    [127, 'invalid usage or input: an unknown cell, a cell name several cells share, an unknown --host or --kind, an unreadable or malformed --ironic-nodes file'],
+    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services), the --metrics-file could not be written'],
+    [127, 'invalid usage or input: an unknown cell, a cell name several cells share, an unknown --host or --kind, an unreadable or malformed --ironic-nodes file, a --metrics-file in a directory that does not exist'],
     [255, 'unexpected internal error'],
   ],
   examples: [
     'nova-reconcile audit',
     'openstack baremetal node list -f json > nodes.json && nova-reconcile audit --ironic-nodes nodes.json --format json',
     'nova-reconcile audit --cell cell1 --host compute-3 --kind orphan-node,stale-provider',
+    'nova-reconcile audit --metrics-file /var/lib/node_exporter/textfile_collector/nova_reconcile.prom > /dev/null',
   ],
   async run(ctx, o) {
     const cell = cellOption(o);
@@ -66,18 +82,43 @@ export const auditCommand: CommandSpec = {
     const format = listingFormat(o);
     const columns = columnsOption(o, FINDING_COLUMNS);
     const ironicNodesFile = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
-    const progress = progressReporter(ctx, o['verbose'] === true);
-    const result = await useDeployment(ctx, (d) =>
-      runAudit(d, {
-        ...(cell === undefined ? {} : { cell }),
-        ...(host === undefined ? {} : { host }),
-        ...(kinds === undefined ? {} : { kinds }),
-        ...(ironicNodesFile === undefined ? {} : { ironicNodesFile }),
-        ...(progress === undefined ? {} : { progress }),
-      }),
-    );
+    const metricsFile = metricsFileOption(o, ctx.cwd);
+    const prometheus = o['format'] === 'prometheus';
+    const status = auditProgress(ctx, o['verbose'] === true);
+    const started = Date.now();
+    const metrics = (findings: AuditMetrics['findings'], cells: AuditMetrics['cells']): string =>
+      renderAuditMetrics({ findings, cells, durationSeconds: (Date.now() - started) / 1000, endedAtMs: Date.now() });
+    let result;
+    try {
+      result = await useDeployment(ctx, (d) =>
+        runAudit(d, {
+          ...(cell === undefined ? {} : { cell }),
+          ...(host === undefined ? {} : { host }),
+          ...(kinds === undefined ? {} : { kinds }),
+          ...(ironicNodesFile === undefined ? {} : { ironicNodesFile }),
+          ...status.hooks,
+        }),
+      );
+    } catch (err) {
+      status.clear();
+      // Monitoring learns that the audit failed; the error itself is reported as usual.
+      if (metricsFile !== undefined || prometheus) {
+        const text = metrics(undefined, []);
+        if (metricsFile !== undefined) writeMetrics(metricsFile, text);
+        if (prometheus) ctx.stdout.write(text);
+      }
+      throw err;
+    }
+    status.clear();
     const findings = findingsWithConfigArguments(result.findings, ctx.configSources);
-    if (format === 'json') printJson(ctx, findingsJson(findings, result.cells));
+    if (metricsFile !== undefined || prometheus) {
+      const text = metrics(findings, result.cells);
+      if (metricsFile !== undefined) writeMetrics(metricsFile, text);
+      if (prometheus) ctx.stdout.write(text);
+    }
+    if (prometheus) {
+      // stdout holds the metrics only.
+    } else if (format === 'json') printJson(ctx, findingsJson(findings, result.cells));
     else ctx.stdout.write(renderFindings(findings, result.cells, format, columns, ctx));
     return result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
   },
@@ -93,12 +134,59 @@ function kindOption(value: unknown): FindingKind[] | undefined {
   return kinds as FindingKind[];
 }
 
+/** --metrics-file: its directory must exist (checked before anything is read). */
+function metricsFileOption(o: CommandOptions, cwd: string): string | undefined {
+  const value = o['metricsFile'];
+  if (typeof value !== 'string') return undefined;
+  const path = resolve(cwd, value);
+  let isDir = false;
+  try {
+    isDir = statSync(dirname(path)).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir || value.endsWith('/')) throw new ReconcileError('usage', `--metrics-file ${value}: ${value.endsWith('/') ? 'names a directory, not a file' : `the directory ${dirname(path)} does not exist`}`, { hint: "give a file in node_exporter's --collector.textfile.directory" });
+  return path;
+}
+
+function writeMetrics(path: string, text: string): void {
+  try {
+    writeFileAtomically(path, text);
+  } catch (err) {
+    throw new ReconcileError('config', `cannot write the metrics file ${path}: ${describeFileError(err)}`, { hint: 'check that the directory is writable by this user' });
+  }
+}
+
 /** The --cell of a read-only command: its form only (the name or uuid is resolved against cell_mappings). */
 export function cellOption(o: CommandOptions): string | undefined {
   const value = o['cell'];
   if (typeof value !== 'string') return undefined;
   if (value.trim() === '') throw new ReconcileError('usage', '--cell needs a value');
   return value;
+}
+
+/**
+ * The audit's progress: on a terminal (or with --progress) one status line,
+ * phase by phase: each read, then each check with its count; with --verbose
+ * and no terminal, one line per read as before.
+ */
+function auditProgress(ctx: CommandContext, verbose: boolean): { hooks: Pick<AuditRunOptions, 'progress' | 'onStep'>; clear(): void } {
+  if (!ctx.stderrIsTty && ctx.progress !== true) {
+    return { hooks: verbose ? { progress: (line) => ctx.stderr.write(line + '\n') } : {}, clear: () => undefined };
+  }
+  const line = createProgress(ctx, { forced: ctx.progress === true });
+  let auditing = false;
+  return {
+    hooks: {
+      progress: (text) => line.phase(text.replace(/…$/, '')),
+      onStep: (step, index, total) => {
+        if (!auditing) line.phase('auditing', total);
+        auditing = true;
+        line.update(index, step);
+      },
+    },
+    clear: () => line.clear(),
+  };
 }
 
 /** Progress lines on stderr for long reads: on a terminal, or when asked for. */

@@ -31,6 +31,9 @@ export const deleteHostCommand: CommandSpec = {
   async run(ctx, o) {
     const result = await useDeployment(ctx, (d) => deleteHost(d, String(o['cell_uuid']), String(o['host'])));
     const [code, message] = describe(result);
+    // The operator log: the deletion, or the refusal with nova-manage's message.
+    if (result.kind === 'deleted') ctx.log?.info(`deleted host mapping of host '${String(o['host'])}' in cell ${String(o['cell_uuid'])}`);
+    else ctx.log?.warning(`refused to delete host '${String(o['host'])}': ${message}`);
     if (o['format'] === 'json') printJson(ctx, { changed: result.kind === 'deleted', result: result.kind, message, ...result, exit_code: code });
     else if (message !== '') ctx.stdout.write(message + '\n');
     return code;

@@ -81,6 +81,8 @@ export const discoverHostsCommand: CommandSpec = {
     if (mode === 'expect') return runExpect(ctx, o, options);
     const result = await useDeployment(ctx, (d) => discoverHosts(d, options));
     for (const w of renderDiscoverWarnings(result)) ctx.stderr.write(w + '\n');
+    // The operator log: one line per host mapping created.
+    if (!result.dryRun) for (const c of result.cells) if (c.kind === 'discovered') for (const host of c.created) ctx.log?.info(`created host mapping for compute host '${host}' in cell ${c.cell.uuid}`);
     const failure = firstFailure(result);
     if (o['format'] === 'json') printJson(ctx, renderDiscoverJson(result));
     else if (o['verbose'] === true) for (const line of renderDiscoverVerbose(result)) ctx.stdout.write(line + '\n');

@@ -46,6 +46,7 @@ export const ironicComputeNodeMoveCommand: CommandSpec = {
         onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
       }),
     );
+    ctx.log?.info(`moved ironic compute node ${result.nodeUuid} from host ${result.fromHost} to ${result.toHost}${result.instanceUuid === null || result.instanceUuid === undefined ? '' : ` with instance ${result.instanceUuid}`} (journal ${result.journalPath})`);
     if (o['format'] === 'json') printJson(ctx, { changed: true, moved: true, node_uuid: result.nodeUuid, from_host: result.fromHost, to_host: result.toHost, instance_uuid: result.instanceUuid, journal: result.journalPath });
     return 0;
   },

@@ -67,6 +67,11 @@ export const placementAuditCommand: CommandSpec = {
       }),
     );
     for (const line of renderPlacementAuditFailures(result)) ctx.stderr.write(line + '\n');
+    // The operator log, for a run that deletes: its verbose lines and failures.
+    if (o['delete'] === true) {
+      for (const line of renderPlacementAuditLines(result, true)) ctx.log?.info(line);
+      for (const line of renderPlacementAuditFailures(result)) ctx.log?.warning(line);
+    }
     if (o['format'] === 'json') printJson(ctx, renderPlacementAuditJson(result));
     else for (const line of renderPlacementAuditLines(result, o['verbose'] === true)) ctx.stdout.write(line + '\n');
     return placementAuditExitCode(result);

@@ -86,6 +86,11 @@ export const healAllocationsCommand: CommandSpec = {
       }),
     );
     for (const line of renderHealNotes(result)) ctx.stderr.write(line + '\n');
+    // The operator log: what nova-manage --verbose would print of a run that writes, and its notes.
+    if (o['dryRun'] !== true) {
+      for (const line of renderHealLines(result, true)) ctx.log?.info(line);
+      for (const line of renderHealNotes(result)) ctx.log?.warning(line);
+    }
     if (o['format'] === 'json') printJson(ctx, renderHealJson(result));
     else for (const line of renderHealLines(result, o['verbose'] === true)) ctx.stdout.write(line + '\n');
     return result.end.code;

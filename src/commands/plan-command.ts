@@ -21,6 +21,10 @@ import { checkPlanFile, planFromFile, planOptionsOf, readPlanFile, writePlanFile
 import { planLimitTrips } from '../operations/plan-limits.js';
 import { utcNowString } from '../db/time.js';
 import { printJson, useDeployment } from './deployment.js';
+import { createProgress } from '../cli/progress.js';
+import { signalExitCode } from '../cli/context.js';
+import { configArguments } from '../cli/suggestions.js';
+import { shellQuote } from '../sandbox/report.js';
 
 export const APPLY_OPTIONS: readonly OptionSpec[] = [
   { flags: '--apply', description: 'apply the plan; without it the plan is printed and nothing changes' },
@@ -59,6 +63,8 @@ export const PLAN_EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
   [5, 'partly applied: something was applied and something was not (units skipped because their rows changed since planning, or refused for safety; listed)'],
   [2, 'could not run: configuration, a database unreachable, another run holds the lock, or implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services)'],
   [127, 'invalid usage or input (a --plan-in file of another command or deployment)'],
+  [130, 'interrupted by Ctrl-C (SIGINT) during --apply: no unit started after it, the units in flight finished; the summary on stderr gives the units applied, the journal and the undo command (a second Ctrl-C stops at once)'],
+  [143, 'stopped by SIGTERM during --apply, as for 130'],
   [255, 'unexpected internal error'],
 ];
 
@@ -144,29 +150,84 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
       if (trips.length > 0 || blocked !== undefined) {
         // Nothing is applied: no journal, no write. A trip is one line on stderr, for cron's log.
         if (trips.length > 0) ctx.stderr.write(`nova-reconcile: circuit breaker tripped: ${trips.map((t) => t.message).join('; ')}; nothing was applied (override: ${LIMIT_OVERRIDE})\n`);
+        for (const r of full.refused) ctx.log?.warning(`refused: ${r.subject}: ${r.reason}`);
+        ctx.log?.warning(`refused to apply ${full.command}: ${[...trips.map((t) => `circuit breaker: ${t.message}`), ...(blocked === undefined ? [] : [blocked])].join('; ')}; nothing was applied`);
         if (json) printJson(ctx, { ...planJson(full), dry_run: false, changed: false, applied: [], skipped: stale.map(staleJson), breaker: trips.map(tripJson), journal: null, ...extras(undefined) });
         else ctx.stdout.write(renderPlanText(full, palette) + `\n${notApplied(trips, blocked)}` + staleText(stale));
         return RECONCILE_EXIT.findings;
       }
       const { plan, deferred } = limitPlan(full, s.maxCount);
-      const applied = await applyPlan(d, plan, {
-        journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
-        journalDir: reconcile.journalDir,
-        concurrency: reconcile.applyConcurrency,
-        onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
-        onProgress: (p) => {
+      const progress = createProgress(ctx, { forced: ctx.progress === true });
+      if (plan.units.length > 0) progress.phase(`applying ${plan.command}`, plan.units.length);
+      // Ctrl-C or SIGTERM from here on stops starting units instead of killing the process mid-unit.
+      const release = ctx.interrupts?.hold() ?? ((): void => undefined);
+      let applied: ApplyResult;
+      try {
+        applied = await applyPlan(d, plan, {
+          journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
+          journalDir: reconcile.journalDir,
+          concurrency: reconcile.applyConcurrency,
+          ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal }),
+          onJournal: (path) => {
+            progress.clear();
+            ctx.stderr.write(`journal: ${path}\n`);
+          },
           // Says what happened to the units so far: a skipped unit is never counted as applied.
-          if (ctx.stderrIsTty || p.done === p.total || p.done % 500 === 0)
-            ctx.stderr.write(`done ${p.done}/${p.total} unit(s): ${p.applied} applied, ${p.alreadyDone} already done, ${p.skipped} skipped\n`);
-        },
-      });
+          onProgress: (p) => progress.update(p.done, `${p.applied} applied, ${p.alreadyDone} already done, ${p.skipped} skipped`),
+        });
+      } finally {
+        progress.clear();
+        release();
+      }
+      logApply(ctx, applied);
       const result = withStale(applied, stale, s.planIn === undefined ? undefined : s.planIn.doc);
       const nothing = isEmptyPlan(plan) && stale.length === 0;
+      if (plan.units.length > 0) ctx.stderr.write(`${doneLine(result, plan.units.length)}\n`);
       if (json) printJson(ctx, { ...applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result), deferred_units: deferred, breaker: [], ...extras(result) });
       else ctx.stdout.write((nothing ? renderPlanText(plan, palette) : renderApplyText(result, palette)) + deferredLine(deferred) + (nothing ? '' : followUp(result)));
+      if (applied.interrupted !== undefined) {
+        ctx.stderr.write(interruptSummary(applied, plan.units.length, ctx));
+        return signalExitCode(applied.interrupted.reason);
+      }
       return applyExitCode(result);
     });
   });
+}
+
+/** The apply's last count, always on stderr (cron's log keeps it). */
+function doneLine(result: ApplyResult, total: number): string {
+  const count = (status: UnitOutcome['status']): number => result.outcomes.filter((u) => u.status === status).length;
+  return `done ${result.outcomes.length}/${total} unit(s): ${count('applied')} applied, ${count('already-done')} already done, ${count('skipped')} skipped`;
+}
+
+/** What an interrupted apply did, where its journal is and how to undo or finish it (stderr). */
+function interruptSummary(result: ApplyResult, total: number, ctx: CommandContext): string {
+  const applied = result.outcomes.filter((u) => u.status === 'applied').length;
+  const self = ctx.selfCommand ?? 'nova-reconcile';
+  const config = configArguments(ctx.configSources);
+  const lines = [
+    `nova-reconcile: interrupted by ${result.interrupted?.reason ?? 'a signal'}: ${applied} of ${total} unit(s) applied, ${result.outcomes.length - applied} already done or skipped, ${result.interrupted?.notStarted ?? 0} not started.`,
+  ];
+  if (result.journalPath !== undefined) {
+    lines.push(`  journal: ${result.journalPath}`);
+    lines.push(`  to undo what was applied: ${self}${config === '' ? '' : ` ${config}`} undo ${shellQuote(result.journalPath)} --apply`);
+  }
+  lines.push('  to finish: run the same command again (it plans from what is there now).');
+  return lines.join('\n') + '\n';
+}
+
+/** Applied units and refusals go to the operator log (--log-file, syslog), one line each. */
+function logApply(ctx: CommandContext, result: ApplyResult): void {
+  const log = ctx.log;
+  if (log === undefined) return;
+  const journal = result.journalPath === undefined ? '' : ` (journal ${result.journalPath})`;
+  for (const o of result.outcomes) {
+    if (o.status === 'applied') log.info(`applied: ${o.unit.title}: ${o.unit.changes.length} change(s)${journal}`);
+    else if (o.status === 'already-done') log.info(`already done: ${o.unit.title}`);
+    else log.warning(`skipped: ${o.unit.title}: ${o.reason} (${o.changesApplied} of ${o.unit.changes.length} change(s) applied)${journal}`);
+  }
+  for (const r of result.refused) log.warning(`refused: ${r.subject}: ${r.reason}`);
+  if (result.interrupted !== undefined) log.warning(`interrupted by ${result.interrupted.reason}: ${result.interrupted.notStarted} unit(s) not started${journal}`);
 }
 
 /** Reviewed units that no longer hold join the outcomes as skipped, in the reviewed order. */

@@ -18,6 +18,7 @@ export const sandboxCreateCommand: CommandSpec = {
   description: [
     'Creates DIR (it must not exist or be empty) with nova_api.sqlite, nova_cell0.sqlite, nova_cell1.sqlite, nova_cell2.sqlite and placement.sqlite, built with Nova-compatible schemas; maps cell0, cell1 and cell2 in the API database as nova-manage map_cell0 and create_cell would; fills the cells and placement with a scenario; and writes DIR/nova.conf pointing at all of it, with the journal in DIR/journal.',
     'Every other command can then run against it with --config-file DIR/nova.conf. No configuration file is read to create the sandbox, and nothing outside DIR is touched.',
+    "The sandbox stays true however long it is kept: its nova.conf sets [nova_reconcile] sandbox_created_at, and the tool judges service liveness as of that moment instead of the clock (the sandbox's services heartbeated when it was built and never since), so live services stay live and dead ones stay dead. Scenarios that need a file ship it in DIR (deleted-ironic-node: ironic-nodes.json, for --ironic-nodes). The commands under 'Try next' are spelled as this tool was run, so they work when pasted.",
     `Scenarios (--scenario, default ${DEFAULT_SCENARIO}):`,
     ...SCENARIOS.map((s) => `${s.name}: ${s.summary}.`),
   ],
@@ -46,8 +47,8 @@ export const sandboxCreateCommand: CommandSpec = {
       force: o['force'] === true,
       progress: (line) => ctx.stderr.write(`${line}\n`),
     });
-    if (o['format'] === 'json') printJson(ctx, sandboxReportJson(info));
-    else ctx.stdout.write(renderSandboxReport(info));
+    if (o['format'] === 'json') printJson(ctx, sandboxReportJson(info, ctx.selfCommand));
+    else ctx.stdout.write(renderSandboxReport(info, ctx.selfCommand));
     return RECONCILE_EXIT.clean;
   },
 };

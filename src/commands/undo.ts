@@ -4,6 +4,9 @@ import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { withApplyLock } from '../operations/apply-plan.js';
 import { readJournalFor, undoJournal } from '../operations/undo.js';
 import { printJson, useDeployment } from './deployment.js';
+import { signalExitCode } from '../cli/context.js';
+import { configArguments } from '../cli/suggestions.js';
+import { shellQuote } from '../sandbox/report.js';
 
 export const undoCommand: CommandSpec = {
   path: ['undo'],
@@ -37,6 +40,8 @@ export const undoCommand: CommandSpec = {
     [5, 'some changes were (or would be) refused because their rows changed since, or their keys were taken since (listed); with --apply the others were restored'],
     [2, 'could not run: configuration or a database unreachable'],
     [127, 'the journal is missing, corrupt, truncated, or for another deployment'],
+    [130, 'with --apply, interrupted by Ctrl-C (SIGINT): the change in flight finished, no other was started; the summary on stderr says how to finish (run the same undo again)'],
+    [143, 'with --apply, stopped by SIGTERM, as for 130'],
   ],
   examples: [
     'nova-reconcile --config-file /etc/nova/nova.conf undo /var/lib/nova-reconcile/journal/compute_node-cleanup_orphans-20261202T101500Z-1a2b3c.jsonl',
@@ -54,20 +59,47 @@ export const undoCommand: CommandSpec = {
           journalDir: settings.journalDir,
           undoJournalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
           onJournal: (p) => ctx.stderr.write(`journal: ${p}\n`),
+          ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal }),
         });
       // Writes under the apply lock, as every applying command: two undos of
       // one journal (or an undo racing an apply) run one after the other.
       if (dryRun) return undo();
       // A journal that cannot be used is refused before the lock is taken.
       await readJournalFor(d, args[0] ?? '', o['allowTruncated'] === true);
-      return withApplyLock(d, settings.lockTimeout, undo);
+      // Ctrl-C or SIGTERM from here on: the change in flight finishes, no other starts; a re-run finishes the undo.
+      const release = ctx.interrupts?.hold() ?? ((): void => undefined);
+      try {
+        return await withApplyLock(d, settings.lockTimeout, undo);
+      } finally {
+        release();
+      }
     });
     const count = (s: string): number => result.items.filter((i) => i.status === s).length;
-    if (o['format'] === 'json') printJson(ctx, { ...result, changed: count('restored') > 0, ...(dryRun ? { would_change: count('would-restore') > 0 } : {}) });
+    if (!dryRun) {
+      // The operator log: one line per restored or refused change.
+      for (const i of result.items) {
+        if (i.status === 'restored') ctx.log?.info(`undo of ${result.command} (${result.journal}): restored change ${i.seq} (${i.unit})`);
+        else if (i.status === 'refused') ctx.log?.warning(`undo of ${result.command} (${result.journal}): refused change ${i.seq} (${i.unit}): ${i.reason}`);
+      }
+    }
+    // The document keeps its keys; an interruption is told on stderr (below).
+    const { interrupted: _interrupted, ...doc } = result;
+    if (o['format'] === 'json') printJson(ctx, { ...doc, changed: count('restored') > 0, ...(dryRun ? { would_change: count('would-restore') > 0 } : {}) });
     else {
       ctx.stdout.write(`undo of ${result.command} (${result.journal}): ${count(dryRun ? 'would-restore' : 'restored')} change(s) ${dryRun ? 'would be ' : ''}restored, ${count('already-restored')} already restored, ${count('refused')} ${dryRun ? 'would be ' : ''}refused.\n`);
       for (const i of result.items) if (i.status === 'refused') ctx.stdout.write(`  refused: change ${i.seq} (${i.unit}): ${i.reason}\n`);
       if (dryRun && count('would-restore') > 0) ctx.stdout.write('Nothing was changed. Re-run with --apply to restore.\n');
+    }
+    if (result.interrupted !== undefined) {
+      const self = ctx.selfCommand ?? 'nova-reconcile';
+      const config = configArguments(ctx.configSources);
+      ctx.stderr.write(
+        `nova-reconcile: interrupted by ${result.interrupted.reason}: ${count('restored')} change(s) restored, ${result.interrupted.notStarted} not started.\n` +
+          (result.undoJournalPath === undefined ? '' : `  journal: ${result.undoJournalPath}\n`) +
+          `  to finish: ${self}${config === '' ? '' : ` ${config}`} undo ${shellQuote(result.journal)} --apply (rows already restored are left alone)\n`,
+      );
+      ctx.log?.warning(`undo of ${result.command} (${result.journal}) interrupted by ${result.interrupted.reason}: ${result.interrupted.notStarted} change(s) not started`);
+      return signalExitCode(result.interrupted.reason);
     }
     if (count('refused') > 0) return RECONCILE_EXIT.partial;
     if (dryRun) return count('would-restore') > 0 ? RECONCILE_EXIT.findings : RECONCILE_EXIT.clean;

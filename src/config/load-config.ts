@@ -106,7 +106,20 @@ function readReconcileSettings(lookup: OptionLookup, args: LoadConfigArgs, probl
     maxApplyUnits: readInteger(lookup, { group, key: 'max_apply_units', default: DEFAULT_MAX_APPLY_UNITS, min: 0 }, problems),
     maxApplyFraction: readFraction(lookup, { group, key: 'max_apply_fraction', default: DEFAULT_MAX_APPLY_FRACTION }, problems),
     minIronicFraction: readFraction(lookup, { group, key: 'min_ironic_fraction', default: DEFAULT_MIN_IRONIC_FRACTION }, problems),
+    sandboxCreatedAt: readSandboxCreatedAt(lookup.find(group, 'sandbox_created_at')?.value, problems),
   });
+}
+
+/** 'YYYY-MM-DD HH:MM:SS', naive UTC as Nova writes timestamps. */
+function readSandboxCreatedAt(value: string | undefined, problems: string[]): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const m = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/.exec(value.trim());
+  const ms = m === null ? NaN : Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]));
+  if (Number.isNaN(ms)) {
+    problems.push(`[nova_reconcile] sandbox_created_at = ${JSON.stringify(value)} is not a naive UTC time 'YYYY-MM-DD HH:MM:SS'`);
+    return undefined;
+  }
+  return ms;
 }
 
 /** /var/lib/nova-reconcile/journal where that is writable (a packaged install), else ~/.nova-reconcile/journal. */

@@ -82,6 +82,12 @@ export interface ReconcileSettings {
    * compute nodes the cells know is refused as implausible.
    */
   readonly minIronicFraction: number;
+  /**
+   * [nova_reconcile] sandbox_created_at (naive UTC), epoch ms; set only by
+   * `sandbox create`. Service liveness is judged as of this moment instead of
+   * the clock: a sandbox is a picture of a deployment at its creation.
+   */
+  readonly sandboxCreatedAt: number | undefined;
 }
 
 export interface NovaConfig {

@@ -76,6 +76,8 @@ export interface AuditOptions {
   /** The --ironic-nodes file as given, quoted in suggestions. */
   readonly ironicNodesFile?: string;
   readonly suspectOrphanAge?: number;
+  /** Called before each check (a progress line: the checks of a large deployment take a while). */
+  readonly onStep?: (step: string, index: number, total: number) => void;
 }
 
 interface Audit {
@@ -88,18 +90,33 @@ interface Audit {
 }
 
 export function auditSnapshot(snapshot: Snapshot, options: AuditOptions = {}): Finding[] {
+  const step = options.onStep ?? (() => undefined);
+  const placementChecks: ReadonlyArray<readonly [string, (a: Audit) => void]> =
+    snapshot.placement === undefined
+      ? []
+      : [
+          ['compute nodes without a provider', findNodesWithoutProvider],
+          ['stale providers', findStaleProviders],
+          ['provider name conflicts', findNameConflicts],
+          ['misplaced allocations', findMisplacedAllocations],
+          ['placement gaps', (a) => {
+            for (const f of findPlacementGaps(a.ix)) add(a, f);
+          }],
+        ];
+  const checks: ReadonlyArray<readonly [string, (a: Audit) => void]> = [
+    ['host mappings', findMappingProblems],
+    ['orphan compute nodes', findOrphanNodes],
+    ['duplicate compute nodes', findDuplicateNodes],
+    ...placementChecks,
+    ['nodes of dead services', findNodesOfDeadServices],
+  ];
+  step('indexing the snapshot', 0, checks.length);
   const a: Audit = { s: snapshot, ix: indexSnapshot(snapshot), options, orphans: new Set(), out: [] };
-  findMappingProblems(a);
-  findOrphanNodes(a);
-  findDuplicateNodes(a);
-  if (snapshot.placement !== undefined) {
-    findNodesWithoutProvider(a);
-    findStaleProviders(a);
-    findNameConflicts(a);
-    findMisplacedAllocations(a);
-    for (const f of findPlacementGaps(a.ix)) add(a, f);
-  }
-  findNodesOfDeadServices(a);
+  checks.forEach(([name, check], i) => {
+    step(`checking ${name}`, i, checks.length);
+    check(a);
+  });
+  step('done', checks.length, checks.length);
   // Every finding is computed on the whole deployment; the scope only selects (as for the plan commands).
   const host = options.host === undefined ? undefined : hostKey(options.host);
   const scoped = a.out.filter(

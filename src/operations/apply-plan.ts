@@ -34,6 +34,11 @@ export interface ApplyOptions {
    * Default 1.
    */
   readonly concurrency?: number;
+  /**
+   * Aborted on Ctrl-C or SIGTERM: no unit starts after it, the units in
+   * flight finish (or roll back) as usual, and the result says so.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface ApplyProgress {
@@ -54,6 +59,8 @@ export interface ApplyResult {
   readonly journalPath: string | undefined;
   readonly outcomes: readonly UnitOutcome[];
   readonly refused: readonly Refusal[];
+  /** Set when the signal stopped the run: its reason (e.g. 'SIGINT'), and how many units were never started. */
+  readonly interrupted?: { readonly reason: string; readonly notStarted: number };
 }
 
 /**
@@ -211,13 +218,19 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
         // When units in flight fail together (a server gone), a change whose
         // COMMIT was cut is the one to report: its outcome is unknown.
         (errors) => errors.find((e) => e instanceof ReconcileError && unknownOutcomes.has(e)) ?? errors[0],
+        () => options.signal?.aborted === true,
       );
     } catch (err) {
       throw withChanged(err, committed > 0 || (err instanceof ReconcileError && unknownOutcomes.has(err)));
     } finally {
       journal.close();
     }
-    return { journalPath: journal.path, outcomes, refused: plan.refused };
+    // Units never started leave holes; the outcomes are those of the units that ran, in plan order.
+    const ran = outcomes.filter((o): o is UnitOutcome => o !== undefined);
+    if (options.signal?.aborted === true && ran.length < plan.units.length) {
+      return { journalPath: journal.path, outcomes: ran, refused: plan.refused, interrupted: { reason: String(options.signal.reason), notStarted: plan.units.length - ran.length } };
+    }
+    return { journalPath: journal.path, outcomes: ran, refused: plan.refused };
   }
 }
 

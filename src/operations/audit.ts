@@ -16,6 +16,8 @@ export interface AuditRunOptions {
   readonly kinds?: readonly FindingKind[];
   readonly ironicNodesFile?: string;
   readonly progress?: (line: string) => void;
+  /** Each check of the audit, after the reads (see domain/audit.ts). */
+  readonly onStep?: (step: string, index: number, total: number) => void;
 }
 
 export interface AuditResult {
@@ -36,6 +38,7 @@ export async function runAudit(deployment: Deployment, options: AuditRunOptions)
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.kinds === undefined ? {} : { kinds: options.kinds }),
     ...(options.ironicNodesFile === undefined ? {} : { ironicNodesFile: options.ironicNodesFile }),
+    ...(options.onStep === undefined ? {} : { onStep: options.onStep }),
   });
   return { findings, cells: snapshot.cells };
 }

@@ -53,7 +53,8 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   // Bad input is reported before any database is touched.
   const ironicNodes = options.ironic === undefined ? undefined : await readIronicNodesFile(options.ironic.file);
   const progress = options.progress ?? (() => undefined);
-  const takenAt = Date.now();
+  // A sandbox is judged as of its creation (its heartbeats stopped then): see [nova_reconcile] sandbox_created_at.
+  const takenAt = deployment.config.reconcile.sandboxCreatedAt ?? Date.now();
   const mappings = await deployment.cellMappings();
   let toRead = mappings.filter((m) => !m.isCell0);
   if (options.cellUuid !== undefined) {

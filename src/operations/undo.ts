@@ -30,6 +30,8 @@ export interface UndoOptions {
   readonly journalDir: string;
   readonly undoJournalPath: string | undefined;
   readonly onJournal?: (path: string) => void;
+  /** Aborted on Ctrl-C or SIGTERM: no change is restored after it (the one in flight finishes). */
+  readonly signal?: AbortSignal;
 }
 
 export type UndoItem =
@@ -42,6 +44,8 @@ export interface UndoResult {
   readonly dryRun: boolean;
   readonly items: readonly UndoItem[];
   readonly undoJournalPath: string | undefined;
+  /** Set when the signal stopped it: its reason and how many changes were left untouched (a re-run restores them). */
+  readonly interrupted?: { readonly reason: string; readonly notStarted: number };
 }
 
 /** Read a journal and check it belongs to this deployment; refused with one line otherwise. */
@@ -75,6 +79,7 @@ export async function undoJournal(deployment: Deployment, path: string, options:
   const simulations = new Map<string, { db: Database; trx: Knex.Transaction }>();
   try {
     for (const entry of changes) {
+      if (options.signal?.aborted === true && !options.dryRun) break;
       const db = await dbFor(entry.target);
       const previous = (img: RowImage): ReadonlyArray<Row | null> => earlier(entry, img);
       try {
@@ -119,7 +124,8 @@ export async function undoJournal(deployment: Deployment, path: string, options:
     writer?.close();
     for (const { trx } of simulations.values()) await trx.rollback().catch(() => undefined);
   }
-  return { journal: path, command: journal.header.command, dryRun: options.dryRun, items, undoJournalPath: writer?.path };
+  const interrupted = options.signal?.aborted === true && !options.dryRun && items.length < changes.length ? { reason: String(options.signal.reason), notStarted: changes.length - items.length } : undefined;
+  return { journal: path, command: journal.header.command, dryRun: options.dryRun, items, undoJournalPath: writer?.path, ...(interrupted === undefined ? {} : { interrupted }) };
 
   function openUndoJournal(opts: UndoOptions, command: string, identity: Awaited<ReturnType<typeof deploymentIdentity>>): JournalWriter {
     const p = opts.undoJournalPath ?? defaultJournalPath(opts.journalDir, `undo ${command}`, new Date());

@@ -21,6 +21,8 @@ export async function runUnits<U extends Scheduled>(
   limit: number,
   fn: (unit: U, index: number) => Promise<void>,
   pick: (errors: readonly unknown[]) => unknown = (errors) => errors[0],
+  /** Checked before each unit starts (an interrupt): true starts no more units; those in flight finish. */
+  stop: () => boolean = () => false,
 ): Promise<void> {
   const inFlight = new Map<number, { readonly keys: ReadonlySet<string> | undefined; readonly done: Promise<void> }>();
   const errors: unknown[] = [];
@@ -28,13 +30,13 @@ export async function runUnits<U extends Scheduled>(
   for (const [index, unit] of units.entries()) {
     const keys = unit.footprint === undefined ? undefined : new Set(unit.footprint);
     for (;;) {
-      if (failure !== undefined) break;
+      if (failure !== undefined || stop()) break;
       const running = [...inFlight.values()];
       const blockers = running.filter((r) => keys === undefined || r.keys === undefined || [...keys].some((k) => r.keys?.has(k) === true));
       if (blockers.length === 0 && running.length < Math.max(1, limit)) break;
       await Promise.race((blockers.length > 0 ? blockers : running).map((r) => r.done));
     }
-    if (failure !== undefined) break;
+    if (failure !== undefined || stop()) break;
     const done = fn(unit, index)
       .catch((error: unknown) => {
         errors.push(error);

@@ -13,7 +13,8 @@ import { CELL0_UUID } from '../db/deployment.js';
 import { migrateSchema, type SchemaKind } from '../db/migrate.js';
 import { ReconcileError } from '../errors.js';
 import { insertCellMapping } from './rows.js';
-import { findScenario, scenarioNames, type Scenario, type ScenarioDatabases } from './scenarios.js';
+import { SCENARIOS, findScenario, scenarioNames, type Scenario, type ScenarioDatabases } from './scenarios.js';
+import { utcNowString } from '../db/time.js';
 
 export type SandboxDatabaseName = 'api' | 'cell0' | 'cell1' | 'cell2' | 'placement';
 
@@ -140,8 +141,14 @@ export async function createSandbox(dir: string, scenarioName: string, opts: Cre
       ...cells,
     });
 
+    // After populating: every heartbeat the scenario wrote is at or before this moment.
+    const createdAt = utcNowString();
+    for (const [name, text] of Object.entries(scenario.files ?? {})) {
+      const path = join(root, name);
+      await fsStep(`write ${path}`, () => writeFile(path, text, { flag: 'wx' }));
+    }
     await fsStep(`create ${journalDir}`, async () => makeDirectories(journalDir));
-    await fsStep(`write ${configFile}`, () => writeFile(configFile, renderNovaConf(scenario, databases, journalDir), { flag: 'wx' }));
+    await fsStep(`write ${configFile}`, () => writeFile(configFile, renderNovaConf(scenario, databases, journalDir, createdAt), { flag: 'wx' }));
 
     return {
       dir: root,
@@ -209,7 +216,7 @@ export async function mapSandboxCells(
   return { cellIds: { cell0, cell1, cell2 }, cellUuids: { ...SANDBOX_CELL_UUIDS } };
 }
 
-export function renderNovaConf(scenario: Scenario, databases: Readonly<Record<SandboxDatabaseName, SandboxDatabase>>, journalDir: string): string {
+export function renderNovaConf(scenario: Scenario, databases: Readonly<Record<SandboxDatabaseName, SandboxDatabase>>, journalDir: string, createdAt: string): string {
   return [
     `# Written by \`nova-reconcile sandbox create\` (scenario ${scenario.name}).`,
     '# A throw-away deployment in SQLite files: nothing here points at a real cloud,',
@@ -231,6 +238,12 @@ export function renderNovaConf(scenario: Scenario, databases: Readonly<Record<Sa
     '',
     '[nova_reconcile]',
     `journal_dir = ${journalDir}`,
+    '# The sandbox is a picture of a deployment taken when it was created: its',
+    '# services heartbeated then and never again. nova-reconcile judges service',
+    '# liveness as of this moment (naive UTC) instead of the clock, so live',
+    '# services stay live and dead ones stay dead however long the sandbox is',
+    '# kept. Never set this on a real deployment.',
+    `sandbox_created_at = ${createdAt}`,
     '',
   ].join('\n');
 }
@@ -252,6 +265,7 @@ function checkPathIsUsable(root: string): void {
 /** Names a previous sandbox leaves in DIR (SQLite's -journal/-wal/-shm files included). */
 function isSandboxEntry(name: string): boolean {
   if (name === SANDBOX_CONFIG_FILE || name === SANDBOX_JOURNAL_DIR) return true;
+  if (SCENARIOS.some((s) => Object.keys(s.files ?? {}).includes(name))) return true;
   return DATABASE_NAMES.some((db) => {
     const file = SANDBOX_DATABASES[db].file;
     return name === file || name === `${file}-journal` || name === `${file}-wal` || name === `${file}-shm`;

@@ -11,13 +11,17 @@ export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The commands to try next, as full command lines. */
-export function nextCommands(info: SandboxInfo): string[] {
-  const prefix = `nova-reconcile --config-file ${shellQuote(info.configFile)}`;
-  return (info.scenario.tryNext ?? DEFAULT_NEXT).map((c) => `${prefix} ${c}`);
+/**
+ * The commands to try next, as full command lines that work when pasted:
+ * `self` is how this tool was run (`nova-reconcile` when that is on PATH,
+ * else `node /path/to/bin/nova-reconcile`).
+ */
+export function nextCommands(info: SandboxInfo, self = 'nova-reconcile'): string[] {
+  const prefix = `${self} --config-file ${shellQuote(info.configFile)}`;
+  return (info.scenario.tryNext ?? DEFAULT_NEXT).map((c) => `${prefix} ${c.replaceAll('{dir}', shellQuote(info.dir))}`);
 }
 
-export function renderSandboxReport(info: SandboxInfo): string {
+export function renderSandboxReport(info: SandboxInfo, self = 'nova-reconcile'): string {
   const lines: string[] = [];
   lines.push(`${info.replaced ? 'Replaced the sandbox' : 'Created a sandbox'} in ${info.dir} with scenario ${info.scenario.name}.`, '');
   const rows: Array<[string, string]> = [
@@ -32,12 +36,12 @@ export function renderSandboxReport(info: SandboxInfo): string {
   lines.push('', `Scenario ${info.scenario.name}: ${info.scenario.summary}.`);
   for (const paragraph of info.scenario.story) lines.push('', ...wrap(paragraph, 76).map((l) => `  ${l}`));
   lines.push('', 'Try next:');
-  for (const c of nextCommands(info)) lines.push(`  ${c}`);
+  for (const c of nextCommands(info, self)) lines.push(`  ${c}`);
   return lines.join('\n') + '\n';
 }
 
 /** The --format json document. */
-export function sandboxReportJson(info: SandboxInfo): JsonDocument {
+export function sandboxReportJson(info: SandboxInfo, self = 'nova-reconcile'): JsonDocument {
   return {
     // It creates files, not changes to a deployment; a new sandbox is a change.
     changed: true,
@@ -48,6 +52,6 @@ export function sandboxReportJson(info: SandboxInfo): JsonDocument {
     scenario: { name: info.scenario.name, summary: info.scenario.summary, story: info.scenario.story },
     databases: Object.fromEntries(Object.entries(info.databases).map(([name, db]) => [name, { path: db.path, url: db.url }])),
     cells: info.cells.map((c) => ({ name: c.name, uuid: c.uuid, id: c.id, database: c.database.url })),
-    next_commands: nextCommands(info),
+    next_commands: nextCommands(info, self),
   };
 }

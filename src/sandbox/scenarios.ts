@@ -35,6 +35,11 @@ export interface Scenario {
    * `nova-reconcile --config-file DIR/nova.conf` prefix.
    */
   readonly tryNext?: readonly string[];
+  /**
+   * Files the story needs, written into DIR by name (e.g. the ironic node
+   * list for --ironic-nodes). `{dir}` in tryNext stands for DIR.
+   */
+  readonly files?: Readonly<Record<string, string>>;
   populate(dbs: ScenarioDatabases): Promise<void>;
 }
 

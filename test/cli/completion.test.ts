@@ -132,10 +132,10 @@ if (!hasZsh && process.env['CI'] !== 'true') console.warn('\n*** zsh completion 
     );
     const undo = COMMANDS.find((c) => c.path.join(' ') === 'undo');
     expect(zshComplete('undo', '--')).toContain(`describe ${undo?.options.map((o) => o.flags.split(' ')[0]).join('|')}|--config-file`);
-    expect(zshComplete('audit', '--format', '')).toBe('compadd table|json|value|csv');
-    expect(zshComplete('audit', '--format=j')).toBe('compadd table|json|value|csv');
+    expect(zshComplete('audit', '--format', '')).toBe('compadd table|json|value|csv|prometheus');
+    expect(zshComplete('audit', '--format=j')).toBe('compadd table|json|value|csv|prometheus');
     // osc-style -f, the short spelling of --format (issue 18).
-    expect(zshComplete('audit', '-f', '')).toBe('compadd table|json|value|csv');
+    expect(zshComplete('audit', '-f', '')).toBe('compadd table|json|value|csv|prometheus');
     expect(zshComplete('--config-dir', '')).toBe('files -/');
     expect(zshComplete('undo', '')).toBe('files');
     expect(zshComplete('completion', '')).toBe('compadd bash|zsh');

@@ -13,6 +13,22 @@ describe('extractGlobalArgs', () => {
     expect(g.debug).toBe(true);
   });
 
+  it("takes oslo.log's options anywhere; the last of --debug/--nodebug wins; --verbose is oslo.log's only before the command words", () => {
+    const g = extractGlobalArgs(['--verbose', '--log-file', 'a.log', 'cell_v2', '--debug', '--use-syslog', 'discover_hosts', '--log_dir=/var/log/nova', '--nodebug', '--syslog-log-facility', 'LOG_LOCAL1', '--verbose', '--progress']);
+    expect(g.rest).toEqual(['cell_v2', 'discover_hosts', '--verbose']);
+    expect(g.log).toEqual({ debug: false, verbose: true, logFile: 'a.log', logDir: '/var/log/nova', useSyslog: true, syslogFacility: 'LOG_LOCAL1' });
+    expect(g.debug).toBe(false);
+    expect(g.progress).toBe(true);
+    expect(g.leadingUnknown).toBeUndefined();
+  });
+
+  it('notes the first unknown option before the command words, and keeps --help before them', () => {
+    expect(extractGlobalArgs(['--bogus=1', '--other', 'audit']).leadingUnknown).toBe('--bogus');
+    expect(extractGlobalArgs(['audit', '--bogus']).leadingUnknown).toBeUndefined();
+    expect(extractGlobalArgs(['--help']).rest).toEqual(['--help']);
+    expect(extractGlobalArgs(['--help']).leadingUnknown).toBeUndefined();
+  });
+
   it('rejects a --config-file without a value', () => {
     expect(() => extractGlobalArgs(['cell_v2', 'list_cells', '--config-file'])).toThrow(/needs a value/);
   });

@@ -54,6 +54,9 @@ export function deletedIronicNodeIronicList(): string {
 
 const S = DELETED_IRONIC_NODE;
 
+/** The ironic node list the sandbox ships in DIR. */
+export const IRONIC_NODES_FILE = 'ironic-nodes.json';
+
 export const deletedIronicNodeScenario: Scenario = {
   name: 'deleted-ironic-node',
   summary: 'an ironic node deleted in ironic whose compute node and provider remain, and a libvirt node whose service was deleted (seed bug 2013)',
@@ -66,9 +69,10 @@ export const deletedIronicNodeScenario: Scenario = {
       'Only ironic can say that it is gone: given the list of ironic nodes (--ironic-nodes, here containing only the healthy node), audit reports it as orphan-node-ironic-deleted.',
     `${S.libvirt.host} is a libvirt host whose nova-compute service row was soft-deleted two days ago (deleted = id), while its compute node and provider stayed behind: orphan-node-service-deleted.`,
     `Host mappings are as a discover_hosts left them when the hosts were added: ${S.host} and ${S.libvirt.host} are mapped to cell1.`,
-    'To give the ironic truth: write `openstack baremetal node list -f json` (in the sandbox: a list holding only the healthy node) to a file and pass it with --ironic-nodes FILE.',
+    `To give the ironic truth: write \`openstack baremetal node list -f json\` to a file and pass it with --ironic-nodes FILE. The sandbox ships that file as ${IRONIC_NODES_FILE}: a list holding only the healthy node.`,
   ],
-  tryNext: ['audit', 'compute_node list', `compute_node list --host ${S.host}`, 'audit --format json'],
+  tryNext: ['audit', `audit --ironic-nodes {dir}/${IRONIC_NODES_FILE}`, `compute_node list --ironic-nodes {dir}/${IRONIC_NODES_FILE}`, `compute_node cleanup_orphans --ironic-nodes {dir}/${IRONIC_NODES_FILE}`],
+  files: { [IRONIC_NODES_FILE]: deletedIronicNodeIronicList() },
   async populate(dbs) {
     const clock = scenarioClock();
     const cell = dbs.cells.cell1;

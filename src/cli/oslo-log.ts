@@ -1,0 +1,188 @@
+// The operator log: what was applied and what was refused, one line each,
+// where oslo.log would put nova-manage's log lines. The options are
+// oslo.log's (--debug/--nodebug, --log-file, --log-dir, --use-syslog,
+// --syslog-log-facility) and so are nova.conf's [DEFAULT] log_file,
+// log_dir, use_syslog, debug and syslog_log_facility; the command line wins.
+// Without any of them nothing is logged (oslo.log would log to stderr, which
+// the tool already uses for its own lines).
+//
+// Syslog: Node cannot send unix datagrams, so lines go to /dev/log through
+// one logger(1) process (util-linux) fed on its stdin, with a <priority>
+// prefix per line. Without logger(1) a one-line warning says nothing reaches
+// syslog.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { redactUrl } from '../config/mask-url.js';
+import type { NovaConfig } from '../config/types.js';
+import { ReconcileError } from '../errors.js';
+import { describeFileError, makeDirectories } from '../files.js';
+import type { LogArgs } from './argv.js';
+
+export type LogLevel = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
+
+export interface OperatorLog {
+  debug(message: string): void;
+  info(message: string): void;
+  warning(message: string): void;
+  error(message: string): void;
+  /**
+   * Opens the log now, before anything is written to a database: a log file
+   * that cannot be opened is then an error (exit 2) rather than a warning.
+   */
+  open(): void;
+  /** Flushes and closes the file and logger(1). */
+  close(): Promise<void>;
+}
+
+/** Where the lines go, decided from the options and nova.conf. */
+export interface LogTarget {
+  readonly file: string | undefined;
+  /** syslog facility name as logger(1) spells it (user, local0, ...), or undefined: no syslog. */
+  readonly syslogFacility: string | undefined;
+  readonly debug: boolean;
+}
+
+const FACILITIES: Readonly<Record<string, number>> = {
+  kern: 0, user: 1, mail: 2, daemon: 3, auth: 4, syslog: 5, lpr: 6, news: 7, uucp: 8, cron: 9, authpriv: 10, ftp: 11,
+  local0: 16, local1: 17, local2: 18, local3: 19, local4: 20, local5: 21, local6: 22, local7: 23,
+};
+const SEVERITY: Readonly<Record<LogLevel, number>> = { DEBUG: 7, INFO: 6, WARNING: 4, ERROR: 3 };
+
+/** oslo.log's syslog_log_facility: LOG_USER, LOG_LOCAL0, or the bare name. */
+export function parseFacility(value: string, where: string): string {
+  const name = value.trim().toLowerCase().replace(/^log_/, '');
+  if (FACILITIES[name] === undefined) {
+    throw new ReconcileError('usage', `${where} ${JSON.stringify(value)} is not a syslog facility`, { hint: 'e.g. LOG_USER, LOG_LOCAL0 ... LOG_LOCAL7, LOG_DAEMON' });
+  }
+  return name;
+}
+
+function readBool(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  return undefined;
+}
+
+/**
+ * oslo.log's _get_log_file_path: log_file alone; log_dir/log_file; or
+ * log_dir/<binary>.log when only log_dir is set.
+ */
+export function resolveLogTarget(args: LogArgs, config: NovaConfig | undefined, cwd: string): LogTarget {
+  const get = (key: string): string | undefined => {
+    const v = config?.get('DEFAULT', key);
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const logFile = args.logFile ?? get('log_file');
+  const logDir = args.logDir ?? get('log_dir');
+  let file: string | undefined;
+  if (logFile !== undefined) file = logDir !== undefined && !isAbsolute(logFile) ? join(logDir, logFile) : logFile;
+  else if (logDir !== undefined) file = join(logDir, 'nova-reconcile.log');
+  const useSyslog = args.useSyslog ?? readBool(get('use_syslog')) ?? false;
+  const facility = args.syslogFacility !== undefined ? parseFacility(args.syslogFacility, '--syslog-log-facility') : parseFacility(get('syslog_log_facility') ?? 'LOG_USER', '[DEFAULT] syslog_log_facility');
+  return {
+    file: file === undefined ? undefined : resolve(cwd, file),
+    syslogFacility: useSyslog ? facility : undefined,
+    debug: args.debug ?? readBool(get('debug')) ?? false,
+  };
+}
+
+/** oslo.log's logging_default_format_string: `%(asctime)s.%(msecs)03d %(process)d %(levelname)s %(name)s [-] %(message)s`, local time. */
+export function formatLogLine(at: Date, pid: number, level: LogLevel, name: string, message: string): string {
+  const p = (n: number, w = 2): string => String(n).padStart(w, '0');
+  const stamp = `${at.getFullYear()}-${p(at.getMonth() + 1)}-${p(at.getDate())} ${p(at.getHours())}:${p(at.getMinutes())}:${p(at.getSeconds())}.${p(at.getMilliseconds(), 3)}`;
+  return `${stamp} ${pid} ${level} ${name} [-] ${oneLine(message)}`;
+}
+
+function oneLine(text: string): string {
+  return redactUrl(text.replace(/\s*\n\s*/g, ' ').trim());
+}
+
+export interface OpenLogOptions {
+  readonly name: string;
+  readonly pid: number;
+  /** Decided at the first line (nova.conf is read lazily). */
+  readonly target: () => LogTarget;
+  /** A warning for the operator (stderr), e.g. logger(1) missing. */
+  readonly warn: (line: string) => void;
+  /** /dev/log unless the environment names another socket (NOVA_RECONCILE_SYSLOG_SOCKET, for containers and tests). */
+  readonly syslogSocket: string | undefined;
+}
+
+/** The operator log; opens its file and logger(1) at the first line, not before. */
+export function openOperatorLog(opts: OpenLogOptions): OperatorLog {
+  let target: LogTarget | undefined;
+  let fd: number | undefined;
+  let syslog: ChildProcess | undefined;
+  let syslogFailed = false;
+  const open = (strict: boolean): LogTarget => {
+    if (target !== undefined) return target;
+    try {
+      target = opts.target();
+    } catch (err) {
+      target = { file: undefined, syslogFacility: undefined, debug: false };
+      if (strict) throw err;
+      // A bad [DEFAULT] value found mid-run: the run goes on, unlogged, and says so.
+      opts.warn(`nova-reconcile: warning: nothing is logged: ${err instanceof Error ? err.message : String(err)}`);
+      return target;
+    }
+    if (target.file !== undefined) {
+      try {
+        makeDirectories(join(target.file, '..'));
+        fd = openSync(target.file, 'a', 0o640);
+      } catch (err) {
+        const t = target.file;
+        target = { ...target, file: undefined };
+        const problem = new ReconcileError('config', `cannot open the log file ${t}: ${describeFileError(err)}`, { hint: 'check --log-file/--log-dir or [DEFAULT] log_file/log_dir' });
+        if (strict) throw problem;
+        opts.warn(`nova-reconcile: warning: ${problem.message}; nothing is logged there`);
+      }
+    }
+    if (target.syslogFacility !== undefined) {
+      const args = ['--prio-prefix', '--tag', 'nova-reconcile', `--id=${opts.pid}`, ...(opts.syslogSocket === undefined ? [] : ['--socket', opts.syslogSocket])];
+      const child = spawn('logger', args, { stdio: ['pipe', 'ignore', 'inherit'] });
+      child.on('error', () => {
+        if (!syslogFailed) opts.warn('nova-reconcile: warning: --use-syslog: logger(1) from util-linux could not be run; nothing is logged to syslog');
+        syslogFailed = true;
+      });
+      child.stdin?.on('error', () => undefined);
+      syslog = child;
+    }
+    return target;
+  };
+  const write = (level: LogLevel, message: string): void => {
+    const t = open(false);
+    if (level === 'DEBUG' && !t.debug) return;
+    const now = new Date();
+    if (fd !== undefined) writeSync(fd, formatLogLine(now, opts.pid, level, opts.name, message) + '\n');
+    if (syslog !== undefined && !syslogFailed && t.syslogFacility !== undefined) {
+      const pri = (FACILITIES[t.syslogFacility] ?? 1) * 8 + SEVERITY[level];
+      syslog.stdin?.write(`<${pri}>${level} ${opts.name} [-] ${oneLine(message)}\n`);
+    }
+  };
+  return {
+    debug: (m) => write('DEBUG', m),
+    info: (m) => write('INFO', m),
+    warning: (m) => write('WARNING', m),
+    error: (m) => write('ERROR', m),
+    open: () => void open(true),
+    async close() {
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+      const child = syslog;
+      syslog = undefined;
+      if (child === undefined || syslogFailed) return;
+      // logger(1) sends what it has read and exits at end of input; wait for it (bounded).
+      await new Promise<void>((done) => {
+        const timer = setTimeout(done, 3000);
+        child.once('close', () => {
+          clearTimeout(timer);
+          done();
+        });
+        child.stdin?.end();
+      });
+    },
+  };
+}
