@@ -8,6 +8,7 @@ import { isUuid } from '../domain/ironic-nodes.js';
 import { ReconcileError } from '../errors.js';
 import { runAudit } from '../operations/audit.js';
 import { printJson, useDeployment } from './deployment.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, ironicSourceOf } from './ironic-source.js';
 
 export const auditCommand: CommandSpec = {
   path: ['audit'],
@@ -29,18 +30,14 @@ export const auditCommand: CommandSpec = {
   ],
   options: [
     { flags: '--cell <uuid>', description: "only report this cell's findings (every cell is still read)" },
-    {
-      flags: '--ironic-nodes <file>',
-      description:
-        'JSON of `openstack baremetal node list -f json`, or one node uuid per line. A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
-    },
+    ...IRONIC_OPTIONS,
     { flags: '--verbose', description: 'print progress on stderr (also when stderr is a terminal)' },
     { ...FORMAT_OPTION, description: 'output format: table, or json (one document on stdout)' },
   ],
   exitCodes: [
     [0, 'clean: no findings'],
     [3, 'findings were reported; nothing changed'],
-    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services)'],
+    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, the Ironic API unreachable, refusing the [ironic] credentials or failing part-way, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services)'],
     [127, 'invalid usage or input: a malformed --cell uuid, an unknown cell, an unreadable or malformed --ironic-nodes file'],
     [255, 'unexpected internal error'],
   ],
@@ -50,17 +47,19 @@ export const auditCommand: CommandSpec = {
   ],
   async run(ctx, o) {
     const cellUuid = cellUuidOption(o);
-    const ironicNodesFile = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
+    const ironic = ironicSourceOf(ctx, o);
     const progress = progressReporter(ctx, o['verbose'] === true);
     const result = await useDeployment(ctx, (d) =>
       runAudit(d, {
         ...(cellUuid === undefined ? {} : { cellUuid }),
-        ...(ironicNodesFile === undefined ? {} : { ironicNodesFile }),
+        ...(ironic === undefined ? {} : { ironic }),
         ...(progress === undefined ? {} : { progress }),
       }),
     );
     const findings = findingsWithConfigArguments(result.findings, ctx.configSources);
-    if (o['format'] === 'json') printJson(ctx, findingsJson(findings, result.cells));
+    const origin = describeIronicOrigin(result.ironicOrigin);
+    if (origin !== undefined) ctx.stderr.write(origin + '\n');
+    if (o['format'] === 'json') printJson(ctx, { ...(findingsJson(findings, result.cells) as object), ...ironicOriginJson(result.ironicOrigin) });
     else ctx.stdout.write(renderFindingsTable(findings, result.cells) + '\n');
     return result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
   },

@@ -2,6 +2,8 @@
 import type { CommandSpec } from '../cli/spec.js';
 import { planOrphanCleanup } from '../domain/orphan-nodes.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
+import type { IronicOrigin } from '../domain/model.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, ironicSourceOf } from './ironic-source.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
 
 export const cleanupOrphansCommand: CommandSpec = {
@@ -10,7 +12,7 @@ export const cleanupOrphansCommand: CommandSpec = {
   summary: 'soft-delete orphan compute nodes and remove their providers (plan first; --apply to change)',
   description: [
     'An orphan is a live compute node whose nova-compute service was soft-deleted or never existed, or, when ironic truth is given with ' +
-      '--ironic-nodes, an ironic compute node whose ironic node is gone (seed bug 2013: the service keeps heartbeating, so the node looks up). ' +
+      'the Ironic API ([ironic] in nova.conf) or --ironic-nodes, an ironic compute node whose ironic node is gone (seed bug 2013: the service keeps heartbeating, so the node looks up). ' +
       'Without ironic truth ironic nodes are never deleted; `audit` reports them as suspects. An ironic node whose service was deleted but ' +
       "whose ironic node may exist is not an orphan: Nova's hash ring owner adopts it, and compute_node rebalance re-homes it.",
     "Each orphan's provider tree is removed under Placement's rules first: an evacuated instance's leftover share is removed, an orphaned " +
@@ -19,11 +21,7 @@ export const cleanupOrphansCommand: CommandSpec = {
       'for a libvirt host, its nova-compute registering again; for an ironic node that Ironic no longer lists, deleting the server.',
   ],
   options: [
-    {
-      flags: '--ironic-nodes <file>',
-      description:
-        'JSON of `openstack baremetal node list -f json`, or one node uuid per line. A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
-    },
+    ...IRONIC_OPTIONS,
     MAX_COUNT_OPTION,
     ...APPLY_OPTIONS,
   ],
@@ -34,7 +32,19 @@ export const cleanupOrphansCommand: CommandSpec = {
     'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json --apply',
   ],
   async run(ctx, o) {
-    const file = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
-    return runPlanCommand(ctx, o, async (d) => planOrphanCleanup(await readSnapshot(d, { placement: true, ...(file === undefined ? {} : { ironic: { file } }) })));
+    const ironic = ironicSourceOf(ctx, o);
+    let origin: IronicOrigin | undefined;
+    return runPlanCommand(
+      ctx,
+      o,
+      async (d) => {
+        const snapshot = await readSnapshot(d, { placement: true, ...(ironic === undefined ? {} : { ironic }) });
+        origin = snapshot.ironicOrigin;
+        const line = describeIronicOrigin(origin);
+        if (line !== undefined) ctx.stderr.write(line + '\n');
+        return planOrphanCleanup(snapshot);
+      },
+      { jsonExtras: () => ironicOriginJson(origin) },
+    );
   },
 };

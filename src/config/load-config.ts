@@ -13,6 +13,7 @@ import { defaultSearchRoots, findDefaultConfigSources } from './default-config-s
 import type { ParsedIni } from './ini-parser.js';
 import { createOptionLookup, type OptionLookup } from './option-lookup.js';
 import { readFraction, readInteger, readList } from './option-values.js';
+import { readIronicSettings } from './ironic-settings.js';
 import { readConfigSources } from './read-config-sources.js';
 import type { ConfigSource, NovaConfig, ReconcileSettings } from './types.js';
 
@@ -46,6 +47,7 @@ export function loadConfig(args: LoadConfigArgs): NovaConfig {
   const reportInterval = readInteger(lookup, { group: 'DEFAULT', key: 'report_interval', default: 10 }, problems);
   const configuredDownTime = readInteger(lookup, { group: 'DEFAULT', key: 'service_down_time', default: 60 }, problems);
   const reconcile = readReconcileSettings(lookup, args, problems);
+  const ironic = readIronicSettings(lookup, problems);
 
   if (problems.length > 0) {
     const message = problems.length === 1 ? (problems[0] ?? '') : `${problems.length} invalid configuration values: ${problems.join('; ')}`;
@@ -60,6 +62,7 @@ export function loadConfig(args: LoadConfigArgs): NovaConfig {
     transportUrl: get('DEFAULT', 'transport_url'),
     placementDatabaseConnection: get('placement_database', 'connection'),
     ironicDatabaseConnection: get('ironic_database', 'connection'),
+    ironic,
     serviceDownTime: effectiveServiceDownTime(configuredDownTime, reportInterval),
     reportInterval,
     reconcile,

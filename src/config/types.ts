@@ -1,5 +1,6 @@
 // Typed, frozen configuration values. Parsing lives beside this file; every
 // other layer reads configuration only through these types.
+import type { IronicSettings } from './ironic-settings.js';
 
 /** Where one configuration source came from, in command-line order. */
 export type ConfigSource =
@@ -103,6 +104,8 @@ export interface NovaConfig {
   readonly placementDatabaseConnection: string | undefined;
   /** [ironic_database] connection (optional, read-only) */
   readonly ironicDatabaseConnection: string | undefined;
+  /** [ironic]: how nova-compute reaches the Ironic API; undefined when it has no auth_type or endpoint_override. */
+  readonly ironic: IronicSettings | undefined;
   /** [DEFAULT] service_down_time, seconds, with the servicegroup override (see §7). */
   readonly serviceDownTime: number;
   /** [DEFAULT] report_interval, seconds. */

@@ -110,13 +110,15 @@ export interface ConsumerRec {
   readonly userId: number;
 }
 
-/** From --ironic-nodes FILE or [ironic_database]; absent when no ironic truth was given. */
+/** From the Ironic API ([ironic] in nova.conf) or --ironic-nodes FILE; absent when no ironic truth was given. */
 export interface IronicNodeRec {
   readonly uuid: string;
   readonly instanceUuid: string | null;
   readonly maintenance: boolean | null;
   readonly provisionState: string | null;
   readonly conductorGroup: string | null;
+  /** Ironic's shard (API 1.82+); absent when the source does not say. */
+  readonly shard?: string | null;
 }
 
 export interface Snapshot {
@@ -135,6 +137,18 @@ export interface Snapshot {
   /** Undefined when placement was not read (commands that do not need it). */
   readonly placement: PlacementSnapshot | undefined;
   readonly ironicNodes: readonly IronicNodeRec[] | undefined;
+  /** Where ironicNodes came from, for the plan and the audit to name; absent without ironic truth. */
+  readonly ironicOrigin?: IronicOrigin;
+}
+
+export interface IronicOrigin {
+  readonly kind: 'api' | 'file';
+  /** "--ironic-nodes FILE" or "the Ironic API at URL" (no credentials). */
+  readonly label: string;
+  /** The file or the endpoint. */
+  readonly location: string;
+  /** How many nodes the complete list held. */
+  readonly nodes: number;
 }
 
 export interface PlacementSnapshot {

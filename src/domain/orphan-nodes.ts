@@ -7,7 +7,7 @@
 // Each unit releases placement first (allocations, then the provider tree),
 // then soft-deletes the compute node, so a crash in between leaves a
 // provider-less orphan that the next run finishes.
-import type { ComputeNodeRec, Snapshot } from './model.js';
+import type { ComputeNodeRec, IronicOrigin, Snapshot } from './model.js';
 import type { Plan, PlannedChange, Refusal, Unit } from './plan.js';
 import { newPlanState, planProviderTreeRemoval } from './provider-removal.js';
 import { indexSnapshot, nodeKey, serviceKey, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
@@ -47,10 +47,25 @@ export function orphanReason(ix: SnapshotIndex, node: ComputeNodeRec): string | 
  * instance of ironic; that instance has no machine left. A libvirt host whose
  * service row was deleted gets it back when nova-compute starts there.
  */
-export function orphanWithInstancesFix(node: ComputeNodeRec, instanceUuids: readonly string[], ironicNodesArg = 'FILE'): string {
+export function orphanWithInstancesFix(node: ComputeNodeRec, instanceUuids: readonly string[], ironicArgs = ' --ironic-nodes FILE'): string {
   return node.hypervisorType === 'ironic'
-    ? `its ironic node is gone: delete server(s) ${instanceUuids.join(', ')} (openstack server delete), then nova-reconcile compute_node cleanup_orphans --ironic-nodes ${ironicNodesArg}`
+    ? `its ironic node is gone: delete server(s) ${instanceUuids.join(', ')} (openstack server delete), then nova-reconcile compute_node cleanup_orphans${ironicArgs}`
     : `start nova-compute on ${node.host ?? '-'} (it registers its service again and keeps the node); if the host is gone for good, move or delete server(s) ${instanceUuids.join(', ')} first`;
+}
+
+/**
+ * The arguments that give a suggested command the same ironic truth: none
+ * when it came from the Ironic API (the command reads [ironic] itself), else
+ * --ironic-nodes with the file (a shell word).
+ */
+export function ironicTruthArgs(origin: IronicOrigin | undefined, file?: string): string {
+  if (origin?.kind === 'api') return '';
+  return ` --ironic-nodes ${shellWord(file ?? origin?.location ?? 'FILE')}`;
+}
+
+/** A word as a shell word: quoted only when it needs to be. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 export function planOrphanCleanup(snapshot: Snapshot): Plan {
@@ -67,7 +82,7 @@ export function planOrphanCleanup(snapshot: Snapshot): Plan {
       refused.push({
         subject,
         reason: `${reason}, but live instance ${instances.map((i) => i.uuid).join(', ')} is on it`,
-        suggestion: orphanWithInstancesFix(node, instances.map((i) => i.uuid)),
+        suggestion: orphanWithInstancesFix(node, instances.map((i) => i.uuid), ironicTruthArgs(snapshot.ironicOrigin)),
       });
       continue;
     }
