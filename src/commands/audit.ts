@@ -8,7 +8,7 @@ import { isUuid } from '../domain/ironic-nodes.js';
 import { ReconcileError } from '../errors.js';
 import { runAudit } from '../operations/audit.js';
 import { printJson, useDeployment } from './deployment.js';
-import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, ironicSourceOf } from './ironic-source.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, readIronicOptions } from './ironic-source.js';
 
 export const auditCommand: CommandSpec = {
   path: ['audit'],
@@ -47,8 +47,8 @@ export const auditCommand: CommandSpec = {
   ],
   async run(ctx, o) {
     const cellUuid = cellUuidOption(o);
-    const ironic = ironicSourceOf(ctx, o);
     const progress = progressReporter(ctx, o['verbose'] === true);
+    const ironic = await readIronicOptions(ctx, o, progress);
     const result = await useDeployment(ctx, (d) =>
       runAudit(d, {
         ...(cellUuid === undefined ? {} : { cellUuid }),

@@ -3,7 +3,7 @@ import type { CommandSpec } from '../cli/spec.js';
 import { planOrphanCleanup } from '../domain/orphan-nodes.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
 import type { IronicOrigin } from '../domain/model.js';
-import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, ironicSourceOf } from './ironic-source.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, readIronicOptions } from './ironic-source.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
 
 export const cleanupOrphansCommand: CommandSpec = {
@@ -32,7 +32,7 @@ export const cleanupOrphansCommand: CommandSpec = {
     'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json --apply',
   ],
   async run(ctx, o) {
-    const ironic = ironicSourceOf(ctx, o);
+    const ironic = await readIronicOptions(ctx, o);
     let origin: IronicOrigin | undefined;
     return runPlanCommand(
       ctx,

@@ -6,7 +6,7 @@ import type { ComputeNodeHealth } from '../domain/audit.js';
 import { listComputeNodes } from '../operations/list-compute-nodes.js';
 import { cellUuidOption, progressReporter } from './audit.js';
 import { printJson, useDeployment } from './deployment.js';
-import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, ironicSourceOf } from './ironic-source.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, readIronicOptions } from './ironic-source.js';
 
 const HEADERS = ['uuid', 'cell', 'host', 'hypervisor_hostname', 'type', 'service', 'mapped', 'provider', 'allocations', 'instances', 'ironic_node'];
 
@@ -36,8 +36,8 @@ export const computeNodeListCommand: CommandSpec = {
   async run(ctx, o) {
     const cellUuid = cellUuidOption(o);
     const host = typeof o['host'] === 'string' ? o['host'] : undefined;
-    const ironic = ironicSourceOf(ctx, o);
     const progress = progressReporter(ctx, false);
+    const ironic = await readIronicOptions(ctx, o, progress);
     const { nodes, ironicOrigin } = await useDeployment(ctx, (d) =>
       listComputeNodes(d, {
         ...(cellUuid === undefined ? {} : { cellUuid }),

@@ -6,7 +6,7 @@
 import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js';
 import type { IronicOrigin } from '../domain/model.js';
 import { ReconcileError } from '../errors.js';
-import type { IronicSource } from '../operations/read-snapshot.js';
+import { readIronicTruth, type IronicSource } from '../operations/read-snapshot.js';
 
 export const IRONIC_NODES_OPTION: OptionSpec = {
   flags: '--ironic-nodes <file>',
@@ -22,6 +22,18 @@ export const IRONIC_SOURCE_OPTION: OptionSpec = {
 };
 
 export const IRONIC_OPTIONS: readonly OptionSpec[] = [IRONIC_NODES_OPTION, IRONIC_SOURCE_OPTION];
+
+/**
+ * The ironic truth these options ask for, read now: before any database is
+ * opened and before the apply lock is taken, so that an Ironic that fails
+ * leaves nothing behind. Undefined when there is none.
+ */
+export async function readIronicOptions(ctx: CommandContext, o: CommandOptions, progress?: (line: string) => void): Promise<IronicSource | undefined> {
+  const source = ironicSourceOf(ctx, o);
+  if (source === undefined) return undefined;
+  const { nodes, origin } = await readIronicTruth(source, progress ?? (() => undefined));
+  return { kind: 'read', nodes, origin };
+}
 
 /** The ironic truth these options ask for; undefined when there is none. Usage errors before anything is read. */
 export function ironicSourceOf(ctx: CommandContext, o: CommandOptions): IronicSource | undefined {

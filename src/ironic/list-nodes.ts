@@ -41,8 +41,15 @@ export async function listIronicNodes(settings: IronicSettings, options: ListOpt
   const root = parseRoot(access.endpoint);
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const headers: Record<string, string> = { Accept: 'application/json', ...(access.token === undefined ? {} : { 'X-Auth-Token': access.token }) };
-  const call = (url: URL, version?: string): Promise<HttpResponse> =>
-    withRetries(settings, sleep, url, () => send('GET', url, version === undefined ? headers : { ...headers, 'X-OpenStack-Ironic-API-Version': version }, undefined, http));
+  const nodes: IronicNodeRec[] = [];
+  const call = async (url: URL, version?: string): Promise<HttpResponse> => {
+    try {
+      return await withRetries(settings, sleep, () => send('GET', url, version === undefined ? headers : { ...headers, 'X-OpenStack-Ironic-API-Version': version }, undefined, http));
+    } catch (err) {
+      if (err instanceof HttpFailure) throw incomplete(url, err.message, nodes.length, err);
+      throw err;
+    }
+  };
 
   const maximum = await maximumVersion(await call(new URL(`${root}/`)), root);
   if (compare(maximum, CONDUCTOR_GROUP_VERSION) < 0)
@@ -52,7 +59,6 @@ export async function listIronicNodes(settings: IronicSettings, options: ListOpt
   const fields = ['uuid', 'instance_uuid', 'maintenance', 'provision_state', 'conductor_group', ...(withShard ? ['shard'] : [])].join(',');
   const limit = options.pageSize ?? PAGE_SIZE;
 
-  const nodes: IronicNodeRec[] = [];
   const seen = new Set<string>();
   let marker: string | undefined;
   let pages = 0;
@@ -92,14 +98,14 @@ function parseRoot(endpoint: string): string {
  * (node locked), a 503 and a refused connection api_max_retries times,
  * api_retry_interval seconds apart. A timeout is not retried.
  */
-async function withRetries(settings: IronicSettings, sleep: (ms: number) => Promise<void>, url: URL, attempt: () => Promise<HttpResponse>): Promise<HttpResponse> {
+async function withRetries(settings: IronicSettings, sleep: (ms: number) => Promise<void>, attempt: () => Promise<HttpResponse>): Promise<HttpResponse> {
   for (let tried = 0; ; tried++) {
     try {
       const res = await attempt();
       if ((res.status !== 409 && res.status !== 503) || tried >= settings.apiMaxRetries) return res;
     } catch (err) {
       if (!(err instanceof HttpFailure)) throw err;
-      if ((err.kind !== 'refused' && err.kind !== 'reset') || tried >= settings.apiMaxRetries) throw incomplete(url, err.message, undefined, err);
+      if ((err.kind !== 'refused' && err.kind !== 'reset') || tried >= settings.apiMaxRetries) throw err;
     }
     await sleep(settings.apiRetryInterval * 1000);
   }

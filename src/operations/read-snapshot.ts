@@ -23,7 +23,9 @@ export type IronicSource =
   /** --ironic-nodes FILE */
   | { readonly kind: 'file'; readonly file: string }
   /** The Ironic API, reached as nova.conf [ironic] says (src/ironic/). */
-  | { readonly kind: 'api'; readonly settings: IronicSettings };
+  | { readonly kind: 'api'; readonly settings: IronicSettings }
+  /** Already read (before the apply lock is taken, so a failing Ironic holds nothing). */
+  | { readonly kind: 'read'; readonly nodes: readonly IronicNodeRec[]; readonly origin: IronicOrigin };
 
 export interface ReadSnapshotOptions {
   /** Read placement too; without it Snapshot.placement is undefined. */
@@ -106,7 +108,8 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
 }
 
 /** The whole node list, from the file or the API; an interrupted listing throws (nothing is judged on part of it). */
-async function readIronicTruth(source: IronicSource, progress: (line: string) => void): Promise<{ nodes: IronicNodeRec[]; origin: IronicOrigin }> {
+export async function readIronicTruth(source: IronicSource, progress: (line: string) => void): Promise<{ nodes: IronicNodeRec[]; origin: IronicOrigin }> {
+  if (source.kind === 'read') return { nodes: [...source.nodes], origin: source.origin };
   if (source.kind === 'file') {
     const nodes = await readIronicNodesFile(source.file);
     return { nodes, origin: { kind: 'file', label: `--ironic-nodes ${source.file}`, location: source.file, nodes: nodes.length } };
