@@ -19,10 +19,12 @@ export const auditCommand: CommandSpec = {
       'Nothing is changed. Every cell must be readable: an audit that skipped a cell would call its nodes missing.',
     `Kinds: ${FINDING_KINDS.join(', ')}.`,
     'Allocations on stale providers are classified in objects.class: evacuation-leftover, live-instance-on-node, active-migration or orphaned. ' +
-      'Ironic compute nodes whose ironic node is gone are only known with --ironic-nodes; without it, an ironic node last saved more than 24 hours ' +
+      'Ironic compute nodes whose ironic node is gone are only known with ironic truth: the Ironic API (nova.conf [ironic]) or --ironic-nodes; ' +
+      'a node listed in a conductor group that no nova-compute serves ([nova_reconcile] ironic_partitions) is ironic-node-unmanaged, not deleted. ' +
+      'Without ironic truth, an ironic node last saved more than 24 hours ' +
       "before its service's last heartbeat is listed as suspect-orphan-node (an idle node looks the same, so check before deleting).",
     'Each suggestion is the command that fixes the finding and agrees with what that command plans: an ironic node whose service was deleted ' +
-      "is node-of-dead-service for compute_node rebalance (Nova's ring owner adopts it), and an orphan only when --ironic-nodes says its " +
+      "is node-of-dead-service for compute_node rebalance (Nova's ring owner adopts it), and an orphan only when the ironic truth says its " +
       'ironic node is gone; an unmapped node of a host without a live service is never sent to discover_hosts; the provider of a ' +
       'soft-deleted ironic node that nova-compute restores under the same uuid (bug 1839560) is kept, not offered to cleanup_providers; an ' +
       "allocation on another live node's provider is placement audit --delete's. Suggested commands repeat the --config-file and " +

@@ -24,13 +24,14 @@ export const IRONIC_SOURCE_OPTION: OptionSpec = {
 export const IRONIC_OPTIONS: readonly OptionSpec[] = [IRONIC_NODES_OPTION, IRONIC_SOURCE_OPTION];
 
 /**
- * The ironic truth these options ask for, read now: before any database is
- * opened and before the apply lock is taken, so that an Ironic that fails
- * leaves nothing behind. Undefined when there is none.
+ * The ironic truth these options ask for. The Ironic API is read now, before
+ * any database is opened and before the apply lock is taken, so that an
+ * Ironic that fails leaves nothing behind. Undefined when there is none.
  */
 export async function readIronicOptions(ctx: CommandContext, o: CommandOptions, progress?: (line: string) => void): Promise<IronicSource | undefined> {
   const source = ironicSourceOf(ctx, o);
-  if (source === undefined) return undefined;
+  // A file is read where it always was (after a --plan-in check, inside the snapshot read): only the network is read ahead.
+  if (source === undefined || source.kind !== 'api') return source;
   const { nodes, origin } = await readIronicTruth(source, progress ?? (() => undefined));
   return { kind: 'read', nodes, origin };
 }
@@ -53,9 +54,13 @@ export function ironicSourceOf(ctx: CommandContext, o: CommandOptions): IronicSo
   return { kind: 'api', settings };
 }
 
-/** One stderr line naming the node list the run judged by, and its size. */
+/**
+ * One stderr line naming the node list the run judged by, and its size,
+ * when it came from the Ironic API (a file is named by the operator on the
+ * command line; its runs stay quiet on stderr, as cron jobs expect).
+ */
 export function describeIronicOrigin(origin: IronicOrigin | undefined): string | undefined {
-  return origin === undefined ? undefined : `ironic nodes: ${origin.nodes} from ${origin.label}${origin.kind === 'api' ? ' (complete listing)' : ''}`;
+  return origin?.kind !== 'api' ? undefined : `ironic nodes: ${origin.nodes} from ${origin.label} (complete listing)`;
 }
 
 /** For JSON documents: {kind, location, nodes}. */

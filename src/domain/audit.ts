@@ -11,7 +11,7 @@
 import type { AllocationRec, ComputeNodeRec, HostMappingRec, InstanceRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
 import { FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import { isServiceUp, parseNaiveUtc } from './liveness.js';
-import { ironicTruthArgs, orphanReason, orphanWithInstancesFix, shellWord } from './orphan-nodes.js';
+import { ironicTruthArgs, orphanReason, orphanWithInstancesFix, shellWord, unmanagedGroupOf, unmanagedWithInstancesFix } from './orphan-nodes.js';
 import { NOVA_RESOURCE_CLASSES } from './placement-audit.js';
 import { findPlacementGaps } from './audit-placement.js';
 import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-providers.js';
@@ -26,6 +26,7 @@ export const FINDING_KINDS = [
   'mapping-host-has-instances',
   'orphan-node-service-deleted',
   'orphan-node-ironic-deleted',
+  'ironic-node-unmanaged',
   'suspect-orphan-node',
   'duplicate-compute-node',
   'node-without-provider',
@@ -273,7 +274,17 @@ function findOrphanNodes(a: Audit): void {
       const blocked = instances.length > 0;
       const withInstances = blocked ? `; live instance(s) ${instances.map((i) => i.uuid).join(', ')} must move first` : '';
       const service = a.ix.liveComputeService.get(serviceKey(n.cellUuid, n.host));
-      if (service === undefined) {
+      const unserved = unmanagedGroupOf(a.ix, n);
+      if (unserved !== undefined) {
+        // Not deleted: Ironic lists it, but no nova-compute serves its conductor group.
+        add(a, {
+          kind: 'ironic-node-unmanaged',
+          cellUuid: n.cellUuid,
+          summary: `${nodeLabel(n)} is unmanaged, not deleted: ${reason}${withInstances}`,
+          objects: { ...nodeObjects(n), conductor_group: unserved, service: service === undefined ? 'missing' : 'live', instances: instances.length },
+          suggestion: blocked ? unmanagedWithInstancesFix(n, unserved) : `nova-reconcile compute_node cleanup_orphans${ironicArgs}`,
+        });
+      } else if (service === undefined) {
         const deleted = a.ix.deletedComputeService.get(serviceKey(n.cellUuid, n.host));
         add(a, {
           kind: 'orphan-node-service-deleted',

@@ -2,6 +2,7 @@
 // work from. src/operations/read-snapshot.ts fills it from the databases (in
 // batches, one query per table and cell); the domain only reads it. All
 // timestamps are naive-UTC strings as Nova stores them; ids are numbers.
+import type { IronicPartition } from './partitions.js';
 
 export interface CellRec {
   readonly id: number;
@@ -139,6 +140,8 @@ export interface Snapshot {
   readonly ironicNodes: readonly IronicNodeRec[] | undefined;
   /** Where ironicNodes came from, for the plan and the audit to name; absent without ironic truth. */
   readonly ironicOrigin?: IronicOrigin;
+  /** Which nova-compute hosts serve which conductor group ([nova_reconcile] ironic_partitions, [ironic] partition_key); absent when not described. */
+  readonly ironicPartitions?: readonly IronicPartition[];
 }
 
 export interface IronicOrigin {

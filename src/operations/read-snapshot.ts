@@ -104,6 +104,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     placement,
     ironicNodes,
     ...(ironic === undefined ? {} : { ironicOrigin: ironic.origin }),
+    ...(deployment.config.reconcile.ironicPartitions === undefined ? {} : { ironicPartitions: deployment.config.reconcile.ironicPartitions }),
   };
 }
 

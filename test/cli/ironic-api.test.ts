@@ -244,7 +244,9 @@ describe('the Ironic API: Keystone and error paths (SQLite)', () => {
     configure(d, ['auth_type = none', 'endpoint_override = http://127.0.0.1:9']);
     const fromFile = await runBin([...d.args, 'audit', '--ironic-nodes', file]);
     expect(fromFile.code).toBe(3);
-    expect(fromFile.stderr).toBe(`ironic nodes: 1 from --ironic-nodes ${file}\n`);
+    expect(fromFile.stderr).toBe('');
+    const json = await runBin([...d.args, 'audit', '--ironic-nodes', file, '--format', 'json']);
+    expect((JSON.parse(json.stdout) as { ironic_source: unknown }).ironic_source).toEqual({ kind: 'file', location: file, nodes: 1 });
     const noFile = await runBin([...d.args, 'audit', '--ironic-source', 'file']);
     expect(noFile.code).toBe(127);
     expect(noFile.stderr).toContain('--ironic-source file needs --ironic-nodes FILE');
