@@ -1,18 +1,19 @@
 #!/bin/sh
-# Install the real Ironic 21.4 (Zed; Debian 12's python3-ironic) that the
-# conformance tier runs as ironic-api over its own scratch MariaDB database
-# (test/conformance/real-ironic.ts). Idempotent and quiet: does nothing when
-# the modules already import. The package has the code but no console
-# scripts; the tier calls ironic.cmd.api.main() and ironic.cmd.dbsync.main().
-# Keystone is not installed: the tier runs Ironic with auth_strategy=noauth
-# (Keystone's paths are covered by test/cli/ironic-api.test.ts).
+# Install the real Ironic 21.4 and Keystone 22 (Zed; Debian 12's
+# python3-ironic, python3-keystone) that the conformance tier runs as
+# ironic-api and keystone over their own scratch MariaDB databases
+# (test/conformance/real-ironic.ts, real-keystone.ts). Idempotent and quiet:
+# does nothing when the modules already import. The packages have the code
+# but no console scripts; the tier calls ironic.cmd.api.main(),
+# ironic.cmd.dbsync.main(), keystone.cmd.manage.main() and serves
+# keystone.server.wsgi with wsgiref.
 set -eu
 
 PY="${NRC_NOVA_PYTHON:-/usr/bin/python3}"
-PKGS="python3-ironic python3-pymysql"
+PKGS="python3-ironic python3-keystone python3-pymysql"
 
 have_modules() {
-    [ -x "$PY" ] && "$PY" -c 'import ironic.cmd.api, ironic.cmd.dbsync, ironic.objects, pymysql' >/dev/null 2>&1
+    [ -x "$PY" ] && "$PY" -c 'import ironic.cmd.api, ironic.cmd.dbsync, ironic.objects, keystone.cmd.manage, keystone.server.wsgi, pymysql' >/dev/null 2>&1
 }
 
 if have_modules; then
@@ -38,8 +39,8 @@ if ! $SUDO apt-get update -qq >/dev/null; then
     echo "install-real-ironic: 'apt-get update' failed." >&2
     exit 1
 fi
-# The package's postinst must not start services: there are none in
-# python3-ironic (ironic-api and ironic-conductor are separate packages).
+# These library packages start no service (ironic-api, ironic-conductor and
+# keystone are separate packages).
 if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $PKGS >/dev/null; then
     echo "install-real-ironic: 'apt-get install $PKGS' failed." >&2
     exit 1
@@ -47,7 +48,7 @@ fi
 
 if ! have_modules; then
     echo "install-real-ironic: installed $PKGS but $PY still cannot import ironic." >&2
-    "$PY" -c 'import ironic.cmd.api, ironic.cmd.dbsync, ironic.objects, pymysql' >&2 || true
+    "$PY" -c 'import ironic.cmd.api, ironic.cmd.dbsync, ironic.objects, keystone.cmd.manage, keystone.server.wsgi, pymysql' >&2 || true
     exit 1
 fi
 exit 0

@@ -2,12 +2,13 @@
 // python3-ironic): ironic-api over its own MariaDB database built by the
 // real ironic-dbsync, auth_strategy=noauth, nodes written by Ironic's object
 // layer. Nova's side is a MariaDB test deployment (deleted-ironic-node).
-// Keystone is not run here (test/cli/ironic-api.test.ts covers its paths
-// against a local HTTP server).
+// The second suite puts the real Keystone 22 in front: password, application
+// credential, a wrong password. Ironic stays noauth there (the token is sent
+// and ignored); Ironic behind keystonemiddleware is not tested.
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { runBin } from '../helpers/cli.js';
 import { snapshotDeployment } from '../helpers/db-checksum.js';
 import { describeRequired } from '../helpers/mysql.js';
@@ -16,6 +17,7 @@ import { addIronicNode } from '../../src/sandbox/builders.js';
 import { scenarioClock } from '../../src/sandbox/clock.js';
 import { DELETED_IRONIC_NODE } from '../../src/sandbox/scenarios/deleted-ironic-node.js';
 import { createRealIronic, realIronicMissing, type RealIronic } from './real-ironic.js';
+import { realKeystoneMissing, startRealKeystone, type RealKeystone } from './real-keystone.js';
 
 const S = DELETED_IRONIC_NODE;
 const MAINT = 'b0000000-0000-4000-8000-00000000000a';
@@ -124,5 +126,78 @@ describeRequired('real Ironic', realIronicMissing(), 'the Ironic API source agai
       proxy.closeAllConnections();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
     }
+  });
+});
+
+describeRequired('real Keystone', realIronicMissing() ?? realKeystoneMissing(), 'the Ironic API source behind the real Keystone 22', () => {
+  let ironic: RealIronic;
+  let keystone: RealKeystone;
+  let d: TestDeployment;
+  const password = (pw: string): string[] => [
+    '[ironic]',
+    'auth_type = password',
+    `auth_url = ${keystone.authUrl}`,
+    'username = admin',
+    `password = ${pw}`,
+    'project_name = admin',
+    'user_domain_name = Default',
+    'project_domain_name = Default',
+    'region_name = RegionOne',
+    'valid_interfaces = internal,public',
+    'api_max_retries = 0',
+    '',
+  ];
+
+  beforeAll(async () => {
+    ironic = await createRealIronic();
+    keystone = await startRealKeystone();
+    await keystone.registerIronic(ironic.url);
+    d = await createTestDeployment('mysql', 'deleted-ironic-node', 'rk');
+    ironic.write({ create: [{ uuid: S.healthyNodeUuid, provision_state: 'active', instance_uuid: S.server.uuid }] });
+    await ironic.start();
+  });
+  afterAll(async () => {
+    await ironic?.destroy();
+    await keystone?.destroy();
+    await d?.cleanup();
+  });
+
+  it('password: the token and the baremetal endpoint of the real catalog (internal before public)', async () => {
+    writeFileSync(d.confPath, readFileSync(d.confPath, 'utf8') + password(keystone.adminPassword).join('\n'));
+    const r = await runBin([...d.args, 'audit', '--format', 'json']);
+    expect(r.code, r.stdout).toBe(3);
+    const doc = JSON.parse(r.stdout) as Doc;
+    expect(doc.ironic_source).toEqual({ kind: 'api', location: ironic.url, nodes: 1 });
+    expect(doc.findings.filter((f) => f.kind === 'orphan-node-ironic-deleted').map((f) => f.objects['node_uuid'])).toEqual([S.goneNodeUuid]);
+    expect(r.stdout + r.stderr).not.toContain(keystone.adminPassword);
+  });
+
+  it('a wrong password is one line, exit 2, no secret, nothing changed', async () => {
+    const conf = readFileSync(d.confPath, 'utf8');
+    writeFileSync(d.confPath, conf + password('Wr0ng-s3cret').join('\n'));
+    const before = await snapshotDeployment(d);
+    const r = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply']);
+    writeFileSync(d.confPath, conf);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      `nova-reconcile: error: Keystone at ${new URL(keystone.authUrl).origin} refused the [ironic] credentials (HTTP 401, auth_type password); nothing was changed (check [ironic] username, password, project and domains (or the application credential) in nova.conf)\n`,
+    );
+    expect(r.stderr).not.toContain('Wr0ng-s3cret');
+    expect(r.stderr).not.toContain(keystone.adminPassword);
+    expect(await snapshotDeployment(d)).toEqual(before);
+  });
+
+  it('an application credential', async () => {
+    const cred = await keystone.createApplicationCredential();
+    writeFileSync(
+      d.confPath,
+      readFileSync(d.confPath, 'utf8') +
+        ['[ironic]', 'auth_type = v3applicationcredential', `auth_url = ${keystone.authUrl}`, `application_credential_id = ${cred.id}`, `application_credential_secret = ${cred.secret}`, ''].join('\n'),
+    );
+    const r = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--format', 'json']);
+    expect(r.code, r.stdout).toBe(3);
+    expect((JSON.parse(r.stdout) as Doc).ironic_source).toEqual({ kind: 'api', location: ironic.url, nodes: 1 });
+    expect(r.stdout + r.stderr).not.toContain(cred.secret);
   });
 });
