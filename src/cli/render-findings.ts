@@ -72,6 +72,7 @@ function subjectOf(f: Finding): string {
       return `host ${text('host')}`;
     case 'orphan-node-service-deleted':
     case 'orphan-node-ironic-deleted':
+    case 'ironic-node-unmanaged':
     case 'suspect-orphan-node':
     case 'node-without-provider':
     case 'node-of-dead-service':

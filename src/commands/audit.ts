@@ -14,6 +14,7 @@ import { describeFileError, writeFileAtomically } from '../files.js';
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { printJson, useDeployment } from './deployment.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, readIronicOptions } from './ironic-source.js';
 
 export const auditCommand: CommandSpec = {
   path: ['audit'],
@@ -26,10 +27,12 @@ export const auditCommand: CommandSpec = {
       'objects name the host (objects.host), so placement-only findings without a host are left out. The exit code follows the findings reported.',
     `Kinds: ${FINDING_KINDS.join(', ')}.`,
     'Allocations on stale providers are classified in objects.class: evacuation-leftover, live-instance-on-node, active-migration or orphaned. ' +
-      'Ironic compute nodes whose ironic node is gone are only known with --ironic-nodes; without it, an ironic node last saved more than 24 hours ' +
+      'Ironic compute nodes whose ironic node is gone are only known with ironic truth: the Ironic API (nova.conf [ironic]) or --ironic-nodes; ' +
+      'a node listed in a conductor group that no nova-compute serves ([nova_reconcile] ironic_partitions) is ironic-node-unmanaged, not deleted. ' +
+      'Without ironic truth, an ironic node last saved more than 24 hours ' +
       "before its service's last heartbeat is listed as suspect-orphan-node (an idle node looks the same, so check before deleting).",
     'Each suggestion is the command that fixes the finding and agrees with what that command plans: an ironic node whose service was deleted ' +
-      "is node-of-dead-service for compute_node rebalance (Nova's ring owner adopts it), and an orphan only when --ironic-nodes says its " +
+      "is node-of-dead-service for compute_node rebalance (Nova's ring owner adopts it), and an orphan only when the ironic truth says its " +
       'ironic node is gone; an unmapped node of a host without a live service is never sent to discover_hosts; the provider of a ' +
       'soft-deleted ironic node that nova-compute restores under the same uuid (bug 1839560) is kept, not offered to cleanup_providers; an ' +
       "allocation on another live node's provider is placement audit --delete's. Suggested commands repeat the --config-file and " +
@@ -43,11 +46,7 @@ export const auditCommand: CommandSpec = {
       description: 'only report findings of these kinds (comma-separated; see Kinds above). The exit code follows the findings reported: 0 when none of these kinds is found',
       suggestions: FINDING_KINDS,
     },
-    {
-      flags: '--ironic-nodes <file>',
-      description:
-        'JSON of `openstack baremetal node list -f json`, or one node uuid per line. A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
-    },
+    ...IRONIC_OPTIONS,
     { flags: '--verbose', description: 'print each read as a line on stderr, also when stderr is not a terminal (on a terminal one status line shows the phase in place; the global --progress prints it throttled when piped)' },
     {
       ...LISTING_FORMAT_OPTION,
@@ -65,7 +64,7 @@ export const auditCommand: CommandSpec = {
   exitCodes: [
     [0, 'clean: no findings'],
     [3, 'findings were reported; nothing changed'],
-    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services), the --metrics-file could not be written'],
+    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, the Ironic API unreachable, refusing the [ironic] credentials or failing part-way, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services), the --metrics-file could not be written'],
     [127, 'invalid usage or input: an unknown cell, a cell name several cells share, an unknown --host or --kind, an unreadable or malformed --ironic-nodes file, a --metrics-file in a directory that does not exist'],
     [255, 'unexpected internal error'],
   ],
@@ -81,10 +80,10 @@ export const auditCommand: CommandSpec = {
     const kinds = kindOption(o['kind']);
     const format = listingFormat(o);
     const columns = columnsOption(o, FINDING_COLUMNS);
-    const ironicNodesFile = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
     const metricsFile = metricsFileOption(o, ctx.cwd);
     const prometheus = o['format'] === 'prometheus';
     const status = auditProgress(ctx, o['verbose'] === true);
+    const ironic = await readIronicOptions(ctx, o, status.hooks.progress);
     const started = Date.now();
     const metrics = (findings: AuditMetrics['findings'], cells: AuditMetrics['cells']): string =>
       renderAuditMetrics({ findings, cells, durationSeconds: (Date.now() - started) / 1000, endedAtMs: Date.now() });
@@ -95,7 +94,7 @@ export const auditCommand: CommandSpec = {
           ...(cell === undefined ? {} : { cell }),
           ...(host === undefined ? {} : { host }),
           ...(kinds === undefined ? {} : { kinds }),
-          ...(ironicNodesFile === undefined ? {} : { ironicNodesFile }),
+          ...(ironic === undefined ? {} : { ironic }),
           ...status.hooks,
         }),
       );
@@ -110,6 +109,8 @@ export const auditCommand: CommandSpec = {
       throw err;
     }
     status.clear();
+    const origin = describeIronicOrigin(result.ironicOrigin);
+    if (origin !== undefined) ctx.stderr.write(origin + '\n');
     const findings = findingsWithConfigArguments(result.findings, ctx.configSources);
     if (metricsFile !== undefined || prometheus) {
       const text = metrics(findings, result.cells);
@@ -118,7 +119,7 @@ export const auditCommand: CommandSpec = {
     }
     if (prometheus) {
       // stdout holds the metrics only.
-    } else if (format === 'json') printJson(ctx, findingsJson(findings, result.cells));
+    } else if (format === 'json') printJson(ctx, { ...findingsJson(findings, result.cells), ...ironicOriginJson(result.ironicOrigin) });
     else ctx.stdout.write(renderFindings(findings, result.cells, format, columns, ctx));
     return result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
   },

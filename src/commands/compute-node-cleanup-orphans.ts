@@ -4,6 +4,8 @@ import { planOrphanCleanup } from '../domain/orphan-nodes.js';
 import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
 import { resolveScope } from '../operations/scope.js';
+import type { IronicOrigin } from '../domain/model.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, readIronicOptions } from './ironic-source.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
 import { scopeArguments } from './scope-arguments.js';
 
@@ -13,7 +15,7 @@ export const cleanupOrphansCommand: CommandSpec = {
   summary: 'soft-delete orphan compute nodes and remove their providers (plan first; --apply to change)',
   description: [
     'An orphan is a live compute node whose nova-compute service was soft-deleted or never existed, or, when ironic truth is given with ' +
-      '--ironic-nodes, an ironic compute node whose ironic node is gone (seed bug 2013: the service keeps heartbeating, so the node looks up). ' +
+      'the Ironic API ([ironic] in nova.conf) or --ironic-nodes, an ironic compute node whose ironic node is gone (seed bug 2013: the service keeps heartbeating, so the node looks up). ' +
       'Without ironic truth ironic nodes are never deleted; `audit` reports them as suspects. An ironic node whose service was deleted but ' +
       "whose ironic node may exist is not an orphan: Nova's hash ring owner adopts it, and compute_node rebalance re-homes it.",
     "Each orphan's provider tree is removed under Placement's rules first: an evacuated instance's leftover share is removed, an orphaned " +
@@ -22,11 +24,7 @@ export const cleanupOrphansCommand: CommandSpec = {
       'for a libvirt host, its nova-compute registering again; for an ironic node that Ironic no longer lists, deleting the server.',
   ],
   options: [
-    {
-      flags: '--ironic-nodes <file>',
-      description:
-        'JSON of `openstack baremetal node list -f json`, or one node uuid per line. A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
-    },
+    ...IRONIC_OPTIONS,
     SCOPE_CELL,
     SCOPE_HOST,
     SCOPE_NODE,
@@ -41,11 +39,20 @@ export const cleanupOrphansCommand: CommandSpec = {
     'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json --cell cell1 --max-count 10 --apply',
   ],
   async run(ctx, o) {
-    const file = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
+    const ironic = await readIronicOptions(ctx, o);
     const scope = scopeArguments(o);
-    return runPlanCommand(ctx, o, async (d) => {
-      const snapshot = await readSnapshot(d, { placement: true, ...(file === undefined ? {} : { ironic: { file } }) });
-      return planOrphanCleanup(snapshot, resolveScope(snapshot, scope));
-    });
+    let origin: IronicOrigin | undefined;
+    return runPlanCommand(
+      ctx,
+      o,
+      async (d) => {
+        const snapshot = await readSnapshot(d, { placement: true, ...(ironic === undefined ? {} : { ironic }) });
+        origin = snapshot.ironicOrigin;
+        const line = describeIronicOrigin(origin);
+        if (line !== undefined) ctx.stderr.write(line + '\n');
+        return planOrphanCleanup(snapshot, resolveScope(snapshot, scope));
+      },
+      { jsonExtras: () => ironicOriginJson(origin) },
+    );
   },
 };

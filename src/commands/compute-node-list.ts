@@ -8,6 +8,7 @@ import { listComputeNodes } from '../operations/list-compute-nodes.js';
 import { resolveCellArgument } from '../operations/scope.js';
 import { cellOption, progressReporter } from './audit.js';
 import { printJson, useDeployment } from './deployment.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, readIronicOptions } from './ironic-source.js';
 
 const HEADERS = ['uuid', 'cell', 'host', 'hypervisor_hostname', 'type', 'service', 'mapped', 'provider', 'allocations', 'instances', 'ironic_node'];
 
@@ -18,13 +19,13 @@ export const computeNodeListCommand: CommandSpec = {
   description: [
     'One row per live compute node: its service state judged by nova\'s rule (up or down from last_seen_up and service_down_time; forced-down; disabled; ' +
       'deleted or missing when the node is an orphan), whether its host is mapped to its cell, whether its resource provider exists, how many consumers hold ' +
-      'allocations on it, how many live instances it runs, and, for ironic nodes given --ironic-nodes, whether the ironic node still exists.',
-    'Without a [placement_database] connection the provider and allocation columns say unknown; without --ironic-nodes the ironic column does.',
+      'allocations on it, how many live instances it runs, and, for ironic nodes, whether the ironic node still exists (from the Ironic API when nova.conf has [ironic], or --ironic-nodes).',
+    'Without a [placement_database] connection the provider and allocation columns say unknown; without ironic truth the ironic column does.',
   ],
   options: [
     { flags: '--host <host>', description: 'only the nodes of this host (case- and trailing-space-insensitive, as in the database)' },
     { flags: '--cell <cell>', description: 'only the nodes of this cell, by uuid or name (only its database is read)' },
-    { flags: '--ironic-nodes <file>', description: 'JSON of `openstack baremetal node list -f json`, or one node uuid per line' },
+    ...IRONIC_OPTIONS,
     {
       ...LISTING_FORMAT_OPTION,
       description:
@@ -34,7 +35,7 @@ export const computeNodeListCommand: CommandSpec = {
   ],
   exitCodes: [
     [0, 'listed (also when no node matches)'],
-    [2, 'could not run: configuration, a database unreachable'],
+    [2, 'could not run: configuration, a database unreachable, the Ironic API unreachable, refusing the credentials or failing part-way'],
     [127, 'invalid usage or input: an unknown --cell, a cell name several cells share, a malformed --ironic-nodes file'],
     [255, 'unexpected internal error'],
   ],
@@ -48,18 +49,20 @@ export const computeNodeListCommand: CommandSpec = {
     const columns = columnsOption(o, HEADERS);
     const cell = cellOption(o);
     const host = typeof o['host'] === 'string' ? o['host'] : undefined;
-    const ironicNodesFile = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
     const progress = progressReporter(ctx, false);
-    const nodes = await useDeployment(ctx, async (d) => {
+    const ironic = await readIronicOptions(ctx, o, progress);
+    const { nodes, ironicOrigin } = await useDeployment(ctx, async (d) => {
       const cellUuid = cell === undefined ? undefined : await resolveCellArgument(d, cell);
       return listComputeNodes(d, {
         ...(cellUuid === undefined ? {} : { cellUuid }),
         ...(host === undefined ? {} : { host }),
-        ...(ironicNodesFile === undefined ? {} : { ironicNodesFile }),
+        ...(ironic === undefined ? {} : { ironic }),
         ...(progress === undefined ? {} : { progress }),
       });
     });
-    if (format === 'json') printJson(ctx, { changed: false, compute_nodes: nodes.map(nodeJson) });
+    const origin = describeIronicOrigin(ironicOrigin);
+    if (origin !== undefined) ctx.stderr.write(origin + '\n');
+    if (format === 'json') printJson(ctx, { changed: false, compute_nodes: nodes.map(nodeJson), ...ironicOriginJson(ironicOrigin) });
     else {
       const palette = paletteFor(ctx);
       const listing = selectColumns({ headers: HEADERS, rows: nodes.map(nodeRow) }, columns);

@@ -33,8 +33,10 @@ export const rebalanceCommand: CommandSpec = {
     'Each change is its own compare-and-swap transaction, journaled, in that order, so a crash after any of them leaves a state that ' +
       'the next run finishes. Different ironic nodes touch different rows, so up to [nova_reconcile] apply_concurrency of them (default 4) ' +
       'are applied at the same time; nodes that share a row (a provider, a consumer) are still applied one after the other, in plan order. ' +
-      'The ring members are the up, enabled ironic nova-compute services of the cell, or --ring-members / ' +
-      '[nova_reconcile] ironic_ring_members for deployments that partition with peer_list or conductor groups.',
+      'The ring members are the up, enabled ironic nova-compute services of the cell. With conductor groups, [nova_reconcile] ' +
+      'ironic_partitions (and the given nova.conf\'s [ironic] partition_key/peer_list) gives one ring per partition, as Nova hashes a ' +
+      "partition's nodes over its peer_list only: a node goes to the owner among its partition's up hosts (its partition is the one " +
+      "its dead host serves). --ring-members / [nova_reconcile] ironic_ring_members name one ring for every node and override that.",
   ],
   options: [
     { flags: '--include-down', description: 'also re-home nodes of services that are down for longer than service_down_time (forced down always counts)' },

@@ -13,6 +13,8 @@ import { defaultSearchRoots, findDefaultConfigSources } from './default-config-s
 import type { ParsedIni } from './ini-parser.js';
 import { createOptionLookup, type OptionLookup } from './option-lookup.js';
 import { readFraction, readInteger, readList } from './option-values.js';
+import { readIronicSettings } from './ironic-settings.js';
+import { parsePartitions, type PartitionSetting } from './ironic-partitions.js';
 import { readConfigSources } from './read-config-sources.js';
 import type { ConfigSource, NovaConfig, ReconcileSettings } from './types.js';
 
@@ -46,6 +48,8 @@ export function loadConfig(args: LoadConfigArgs): NovaConfig {
   const reportInterval = readInteger(lookup, { group: 'DEFAULT', key: 'report_interval', default: 10 }, problems);
   const configuredDownTime = readInteger(lookup, { group: 'DEFAULT', key: 'service_down_time', default: 60 }, problems);
   const reconcile = readReconcileSettings(lookup, args, problems);
+  const ironic = readIronicSettings(lookup, problems);
+  const ironicPartitions = readPartitions(lookup, problems);
 
   if (problems.length > 0) {
     const message = problems.length === 1 ? (problems[0] ?? '') : `${problems.length} invalid configuration values: ${problems.join('; ')}`;
@@ -60,10 +64,38 @@ export function loadConfig(args: LoadConfigArgs): NovaConfig {
     transportUrl: get('DEFAULT', 'transport_url'),
     placementDatabaseConnection: get('placement_database', 'connection'),
     ironicDatabaseConnection: get('ironic_database', 'connection'),
+    ironic,
     serviceDownTime: effectiveServiceDownTime(configuredDownTime, reportInterval),
     reportInterval,
-    reconcile,
+    reconcile: ironicPartitions === undefined ? reconcile : Object.freeze({ ...reconcile, ironicPartitions }),
   });
+}
+
+/**
+ * [nova_reconcile] ironic_partitions, plus the partition of this nova.conf's
+ * own [ironic] partition_key/peer_list (a nova-compute's file). The two must
+ * agree where both name a group.
+ */
+function readPartitions(lookup: OptionLookup, problems: string[]): readonly PartitionSetting[] | undefined {
+  const found = lookup.find('nova_reconcile', 'ironic_partitions');
+  const parsed = found === undefined ? { partitions: [], problems: [] } : parsePartitions(found.value);
+  for (const p of parsed.problems) problems.push(`invalid value for [nova_reconcile] ironic_partitions in ${found?.origin ?? '?'}: ${p}`);
+  const partitions = [...parsed.partitions];
+  // Read whether or not [ironic] says how to reach Ironic: a nova-compute's file always has them together.
+  const partitionKey = lookup.find('ironic', 'partition_key')?.value.trim();
+  const peerList = readList(lookup, 'ironic', 'peer_list');
+  if (partitionKey !== undefined && partitionKey !== '') {
+    const group = partitionKey.toLowerCase();
+    if (peerList === undefined || peerList.length === 0) problems.push('[ironic] partition_key needs peer_list (Nova refuses to start without it)');
+    else {
+      const hosts = [...new Set(peerList.map((h) => h.toLowerCase()))];
+      const given = partitions.find((p) => p.group === group);
+      if (given === undefined) partitions.push({ group, hosts });
+      else if ([...given.hosts].sort().join(',') !== [...hosts].sort().join(','))
+        problems.push(`[nova_reconcile] ironic_partitions gives conductor group "${group}" other hosts than [ironic] peer_list`);
+    }
+  }
+  return partitions.length === 0 ? undefined : Object.freeze(partitions.map((p) => Object.freeze(p)));
 }
 
 /**
@@ -101,6 +133,7 @@ function readReconcileSettings(lookup: OptionLookup, args: LoadConfigArgs, probl
     cellConcurrency: readInteger(lookup, { group, key: 'cell_concurrency', default: 4, min: 1, max: 64 }, problems),
     applyConcurrency: readInteger(lookup, { group, key: 'apply_concurrency', default: 4, min: 1, max: 16 }, problems),
     connectTimeout: readInteger(lookup, { group, key: 'connect_timeout', default: 10, min: 1, max: 3_600 }, problems),
+    ironicPartitions: undefined,
     ironicRingMembers: readList(lookup, group, 'ironic_ring_members'),
     // The circuit breaker's defaults and why: src/domain/plan-limits.ts.
     maxApplyUnits: readInteger(lookup, { group, key: 'max_apply_units', default: DEFAULT_MAX_APPLY_UNITS, min: 0 }, problems),

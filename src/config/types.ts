@@ -1,5 +1,7 @@
 // Typed, frozen configuration values. Parsing lives beside this file; every
 // other layer reads configuration only through these types.
+import type { IronicSettings } from './ironic-settings.js';
+import type { PartitionSetting } from './ironic-partitions.js';
 
 /** Where one configuration source came from, in command-line order. */
 export type ConfigSource =
@@ -63,6 +65,12 @@ export interface ReconcileSettings {
   readonly applyConcurrency: number;
   /** [nova_reconcile] connect_timeout, seconds (default 10). */
   readonly connectTimeout: number;
+  /**
+   * [nova_reconcile] ironic_partitions ("cg-a: host1, host2; cg-b: host3;
+   * *: host4"), merged with the given nova.conf's [ironic] partition_key and
+   * peer_list; undefined when neither says anything.
+   */
+  readonly ironicPartitions: readonly PartitionSetting[] | undefined;
   /** [nova_reconcile] ironic_ring_members, comma-separated; undefined when unset. */
   readonly ironicRingMembers: readonly string[] | undefined;
   /**
@@ -109,6 +117,8 @@ export interface NovaConfig {
   readonly placementDatabaseConnection: string | undefined;
   /** [ironic_database] connection (optional, read-only) */
   readonly ironicDatabaseConnection: string | undefined;
+  /** [ironic]: how nova-compute reaches the Ironic API; undefined when it has no auth_type or endpoint_override. */
+  readonly ironic: IronicSettings | undefined;
   /** [DEFAULT] service_down_time, seconds, with the servicegroup override (see §7). */
   readonly serviceDownTime: number;
   /** [DEFAULT] report_interval, seconds. */

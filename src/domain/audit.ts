@@ -11,7 +11,7 @@
 import type { AllocationRec, ComputeNodeRec, HostMappingRec, InstanceRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
 import { FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import { isServiceUp, parseNaiveUtc } from './liveness.js';
-import { orphanReason, orphanWithInstancesFix } from './orphan-nodes.js';
+import { ironicTruthArgs, orphanReason, orphanWithInstancesFix, shellWord, unmanagedGroupOf, unmanagedWithInstancesFix } from './orphan-nodes.js';
 import { NOVA_RESOURCE_CLASSES } from './placement-audit.js';
 import { findPlacementGaps } from './audit-placement.js';
 import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-providers.js';
@@ -26,6 +26,7 @@ export const FINDING_KINDS = [
   'mapping-host-has-instances',
   'orphan-node-service-deleted',
   'orphan-node-ironic-deleted',
+  'ironic-node-unmanaged',
   'suspect-orphan-node',
   'duplicate-compute-node',
   'node-without-provider',
@@ -179,10 +180,6 @@ function instancesOn(a: Audit, n: ComputeNodeRec): readonly InstanceRec[] {
   return a.ix.instancesOnNode.get(nodeKey(n.cellUuid, n.host, n.hypervisorHostname)) ?? [];
 }
 
-/** A host name as a shell word: quoted only when it needs to be. */
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
 
 function liveComputeServices(s: Snapshot): ServiceRec[] {
   return s.services.filter((svc) => !svc.deleted && svc.binary === 'nova-compute' && svc.host !== null);
@@ -232,7 +229,7 @@ function findMappingProblems(a: Audit): void {
   // Only hosts without a live service are left here: mapping a dead host
   // would not help. Its ironic nodes go to the ring's live owner (a mapped
   // host), its other nodes are orphans.
-  const file = shellWord(a.options.ironicNodesFile ?? 'FILE');
+  const ironicArgs = ironicTruthArgs(a.s.ironicOrigin, a.options.ironicNodesFile);
   for (const nodes of unmappedNodeHosts.values()) {
     const n = nodes[0] as ComputeNodeRec;
     const adoptable = nodes.some((x) => x.hypervisorType === 'ironic' && orphanReason(a.ix, x) === undefined);
@@ -243,7 +240,7 @@ function findMappingProblems(a: Audit): void {
       objects: { host: n.host, node_uuids: nodes.map((x) => x.uuid ?? `id ${x.id}`) },
       suggestion: adoptable
         ? 'nova-reconcile compute_node rebalance'
-        : `nova-reconcile compute_node cleanup_orphans${nodes.some((x) => x.hypervisorType === 'ironic') ? ` --ironic-nodes ${file}` : ''}`,
+        : `nova-reconcile compute_node cleanup_orphans${nodes.some((x) => x.hypervisorType === 'ironic') ? ironicArgs : ''}`,
     });
   }
 
@@ -296,7 +293,7 @@ function findMappingProblems(a: Audit): void {
 
 function findOrphanNodes(a: Audit): void {
   const suspectAge = a.options.suspectOrphanAge ?? SUSPECT_ORPHAN_AGE;
-  const file = a.options.ironicNodesFile ?? 'FILE';
+  const ironicArgs = ironicTruthArgs(a.s.ironicOrigin, a.options.ironicNodesFile);
   for (const n of a.ix.liveNodes) {
     const reason = orphanReason(a.ix, n);
     if (reason !== undefined) {
@@ -305,7 +302,17 @@ function findOrphanNodes(a: Audit): void {
       const blocked = instances.length > 0;
       const withInstances = blocked ? `; live instance(s) ${instances.map((i) => i.uuid).join(', ')} must move first` : '';
       const service = a.ix.liveComputeService.get(serviceKey(n.cellUuid, n.host));
-      if (service === undefined) {
+      const unserved = unmanagedGroupOf(a.ix, n);
+      if (unserved !== undefined) {
+        // Not deleted: Ironic lists it, but no nova-compute serves its conductor group.
+        add(a, {
+          kind: 'ironic-node-unmanaged',
+          cellUuid: n.cellUuid,
+          summary: `${nodeLabel(n)} is unmanaged, not deleted: ${reason}${withInstances}`,
+          objects: { ...nodeObjects(n), conductor_group: unserved, service: service === undefined ? 'missing' : 'live', instances: instances.length },
+          suggestion: blocked ? unmanagedWithInstancesFix(n, unserved) : `nova-reconcile compute_node cleanup_orphans${ironicArgs}`,
+        });
+      } else if (service === undefined) {
         const deleted = a.ix.deletedComputeService.get(serviceKey(n.cellUuid, n.host));
         add(a, {
           kind: 'orphan-node-service-deleted',
@@ -313,9 +320,9 @@ function findOrphanNodes(a: Audit): void {
           summary: `${nodeLabel(n)} is an orphan: ${reason}${withInstances}`,
           objects: { ...nodeObjects(n), service: deleted === undefined ? 'missing' : 'deleted', service_id: deleted?.id ?? null, instances: instances.length },
           suggestion: blocked
-            ? orphanWithInstancesFix(n, instances.map((i) => i.uuid), shellWord(file))
+            ? orphanWithInstancesFix(n, instances.map((i) => i.uuid), ironicArgs)
             : n.hypervisorType === 'ironic'
-              ? `nova-reconcile compute_node cleanup_orphans --ironic-nodes ${shellWord(file)}`
+              ? `nova-reconcile compute_node cleanup_orphans${ironicArgs}`
               : 'nova-reconcile compute_node cleanup_orphans',
         });
       } else {
@@ -324,7 +331,7 @@ function findOrphanNodes(a: Audit): void {
           cellUuid: n.cellUuid,
           summary: `${nodeLabel(n)} is an orphan: ${reason}, though its service still heartbeats${withInstances}`,
           objects: { ...nodeObjects(n), service_id: service.id, instances: instances.length },
-          suggestion: blocked ? orphanWithInstancesFix(n, instances.map((i) => i.uuid), shellWord(file)) : `nova-reconcile compute_node cleanup_orphans --ironic-nodes ${shellWord(file)}`,
+          suggestion: blocked ? orphanWithInstancesFix(n, instances.map((i) => i.uuid), ironicArgs) : `nova-reconcile compute_node cleanup_orphans${ironicArgs}`,
         });
       }
       continue;

@@ -34,7 +34,7 @@ export function parseIronicNodes(text: string, fileName: string): IronicNodeRec[
   // run"), not a usage error: it is what a failed or wrongly scoped
   // `openstack baremetal node list` leaves, and it would make every ironic
   // compute node look deleted.
-  if (body.trim() === '') throw implausibleList(fileName, 'the file is empty');
+  if (body.trim() === '') throw implausibleList(`--ironic-nodes ${fileName}`, 'the file is empty');
   const first = body.trimStart()[0];
   const nodes = first === '[' || first === '{' ? parseJsonNodes(body, fail) : parseUuidLines(body, fileName, fail);
   // The same node listed twice is still one node.
@@ -45,10 +45,14 @@ export function parseIronicNodes(text: string, fileName: string): IronicNodeRec[
 
 type Fail = (problem: string) => never;
 
-/** An ironic node list that cannot be the truth of this deployment: never a verdict that every node is gone. */
-export function implausibleList(fileName: string, problem: string): ReconcileError {
-  return new ReconcileError('implausible', `--ironic-nodes ${fileName}: ${problem}; an empty or foreign node list is never taken as "every node is gone"`, {
-    hint: 'check the export (region, project scope, credentials) and re-run; [nova_reconcile] min_ironic_fraction sets how much of the known nodes the list must hold',
+/**
+ * An ironic node list that cannot be the truth of this deployment: never a
+ * verdict that every node is gone. `source` names it: "--ironic-nodes FILE"
+ * or "the Ironic API at URL".
+ */
+export function implausibleList(source: string, problem: string): ReconcileError {
+  return new ReconcileError('implausible', `${source}: ${problem}; an empty or foreign node list is never taken as "every node is gone"`, {
+    hint: 'check the export or [ironic] (region, project scope, credentials) and re-run; [nova_reconcile] min_ironic_fraction sets how much of the known nodes the list must hold',
   });
 }
 
@@ -107,7 +111,7 @@ function parseUuidLines(body: string, fileName: string, fail: Fail): IronicNodeR
     if (!isUuid(line)) fail(`line ${i + 1}: the line is not a valid UUID (${shape(line)})`);
     out.push({ uuid: line.toLowerCase(), instanceUuid: null, maintenance: null, provisionState: null, conductorGroup: null });
   });
-  if (out.length === 0) throw implausibleList(fileName, 'the file lists no node UUIDs (only comments and blank lines)');
+  if (out.length === 0) throw implausibleList(`--ironic-nodes ${fileName}`, 'the file lists no node UUIDs (only comments and blank lines)');
   return out;
 }
 

@@ -2,6 +2,7 @@
 // work from. src/operations/read-snapshot.ts fills it from the databases (in
 // batches, one query per table and cell); the domain only reads it. All
 // timestamps are naive-UTC strings as Nova stores them; ids are numbers.
+import type { IronicPartition } from './partitions.js';
 
 export interface CellRec {
   readonly id: number;
@@ -110,13 +111,15 @@ export interface ConsumerRec {
   readonly userId: number;
 }
 
-/** From --ironic-nodes FILE or [ironic_database]; absent when no ironic truth was given. */
+/** From the Ironic API ([ironic] in nova.conf) or --ironic-nodes FILE; absent when no ironic truth was given. */
 export interface IronicNodeRec {
   readonly uuid: string;
   readonly instanceUuid: string | null;
   readonly maintenance: boolean | null;
   readonly provisionState: string | null;
   readonly conductorGroup: string | null;
+  /** Ironic's shard (API 1.82+); absent when the source does not say. */
+  readonly shard?: string | null;
 }
 
 export interface Snapshot {
@@ -135,6 +138,20 @@ export interface Snapshot {
   /** Undefined when placement was not read (commands that do not need it). */
   readonly placement: PlacementSnapshot | undefined;
   readonly ironicNodes: readonly IronicNodeRec[] | undefined;
+  /** Where ironicNodes came from, for the plan and the audit to name; absent without ironic truth. */
+  readonly ironicOrigin?: IronicOrigin;
+  /** Which nova-compute hosts serve which conductor group ([nova_reconcile] ironic_partitions, [ironic] partition_key); absent when not described. */
+  readonly ironicPartitions?: readonly IronicPartition[];
+}
+
+export interface IronicOrigin {
+  readonly kind: 'api' | 'file';
+  /** "--ironic-nodes FILE" or "the Ironic API at URL" (no credentials). */
+  readonly label: string;
+  /** The file or the endpoint. */
+  readonly location: string;
+  /** How many nodes the complete list held. */
+  readonly nodes: number;
 }
 
 export interface PlacementSnapshot {

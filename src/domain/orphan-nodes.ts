@@ -7,10 +7,11 @@
 // Each unit releases placement first (allocations, then the provider tree),
 // then soft-deletes the compute node, so a crash in between leaves a
 // provider-less orphan that the next run finishes.
-import type { ComputeNodeRec, Snapshot } from './model.js';
+import type { ComputeNodeRec, IronicOrigin, Snapshot } from './model.js';
 import type { Plan, PlannedChange } from './plan.js';
 import { selectInScope, type PlanScope, type ScopedRefusal, type ScopedUnit, type ScopeSubject } from './plan-scope.js';
 import { newPlanState, planProviderTreeRemoval } from './provider-removal.js';
+import { unservedGroup } from './partitions.js';
 import { indexSnapshot, nodeKey, serviceKey, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 
 export const CLEANUP_ORPHANS = 'compute_node cleanup_orphans';
@@ -31,15 +32,35 @@ export interface OrphanVerdict {
  */
 export function orphanReason(ix: SnapshotIndex, node: ComputeNodeRec): string | undefined {
   const ironicGone = node.hypervisorType === 'ironic' && ix.ironicNodeUuids !== undefined && !ix.ironicNodeUuids.has((node.hypervisorHostname ?? '').toLowerCase());
+  const unmanaged = ironicGone ? undefined : unmanagedReason(ix, node);
   if (ix.liveComputeService.get(serviceKey(node.cellUuid, node.host)) === undefined) {
-    if (node.hypervisorType === 'ironic' && !ironicGone) return undefined;
+    // No ring owner adopts a node of a group that no nova-compute serves.
+    if (node.hypervisorType === 'ironic' && !ironicGone) return unmanaged;
     const service = ix.deletedComputeService.has(serviceKey(node.cellUuid, node.host))
       ? `its nova-compute service on ${node.host ?? '-'} was deleted`
       : `no nova-compute service exists for host ${node.host ?? '-'}`;
     return ironicGone ? `${service} and ironic node ${node.hypervisorHostname ?? '-'} no longer exists in ironic` : service;
   }
   if (ironicGone) return `ironic node ${node.hypervisorHostname ?? '-'} no longer exists in ironic`;
-  return undefined;
+  return unmanaged;
+}
+
+/**
+ * An ironic compute node whose ironic node exists but sits in a conductor
+ * group that no nova-compute serves (issue 16): no nova-compute lists it, so
+ * Nova never updates or deletes its record (Nova 29.0.0 stopped deleting
+ * such nodes, 947bb5f641), and its service's heartbeat keeps it looking up.
+ */
+export function unmanagedGroupOf(ix: SnapshotIndex, node: ComputeNodeRec): string | undefined {
+  if (node.hypervisorType !== 'ironic' || node.hypervisorHostname === null) return undefined;
+  return unservedGroup(ix.snapshot.ironicPartitions, ix.ironicNodeByUuid.get(node.hypervisorHostname.toLowerCase()));
+}
+
+function unmanagedReason(ix: SnapshotIndex, node: ComputeNodeRec): string | undefined {
+  const group = unmanagedGroupOf(ix, node);
+  return group === undefined
+    ? undefined
+    : `ironic node ${node.hypervisorHostname ?? '-'} is in conductor group "${group}", which no nova-compute serves ([nova_reconcile] ironic_partitions): it is unmanaged, not deleted`;
 }
 
 /**
@@ -48,10 +69,30 @@ export function orphanReason(ix: SnapshotIndex, node: ComputeNodeRec): string | 
  * instance of ironic; that instance has no machine left. A libvirt host whose
  * service row was deleted gets it back when nova-compute starts there.
  */
-export function orphanWithInstancesFix(node: ComputeNodeRec, instanceUuids: readonly string[], ironicNodesArg = 'FILE'): string {
+export function orphanWithInstancesFix(node: ComputeNodeRec, instanceUuids: readonly string[], ironicArgs = ' --ironic-nodes FILE'): string {
   return node.hypervisorType === 'ironic'
-    ? `its ironic node is gone: delete server(s) ${instanceUuids.join(', ')} (openstack server delete), then nova-reconcile compute_node cleanup_orphans --ironic-nodes ${ironicNodesArg}`
+    ? `its ironic node is gone: delete server(s) ${instanceUuids.join(', ')} (openstack server delete), then nova-reconcile compute_node cleanup_orphans${ironicArgs}`
     : `start nova-compute on ${node.host ?? '-'} (it registers its service again and keeps the node); if the host is gone for good, move or delete server(s) ${instanceUuids.join(', ')} first`;
+}
+
+/** An unmanaged node that carries a server is not removed: a nova-compute must take it over. */
+export function unmanagedWithInstancesFix(node: ComputeNodeRec, group: string): string {
+  return `serve conductor group "${group}" from a nova-compute ([ironic] partition_key/peer_list, and [nova_reconcile] ironic_partitions), then nova-reconcile compute_node move --node ${node.hypervisorHostname ?? '-'} --to-host HOST`;
+}
+
+/**
+ * The arguments that give a suggested command the same ironic truth: none
+ * when it came from the Ironic API (the command reads [ironic] itself), else
+ * --ironic-nodes with the file (a shell word).
+ */
+export function ironicTruthArgs(origin: IronicOrigin | undefined, file?: string): string {
+  if (origin?.kind === 'api') return '';
+  return ` --ironic-nodes ${shellWord(file ?? origin?.location ?? 'FILE')}`;
+}
+
+/** A word as a shell word: quoted only when it needs to be. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The whole deployment is planned; a scope (--cell, --host, --node) then keeps the units of its nodes (plan-scope.ts). */
@@ -68,7 +109,14 @@ export function planOrphanCleanup(snapshot: Snapshot, scope?: PlanScope): Plan {
     const instances = ix.instancesOnNode.get(nodeKey(node.cellUuid, node.host, node.hypervisorHostname)) ?? [];
     if (instances.length > 0) {
       refused.push({
-        refusal: { subject, reason: `${reason}, but live instance ${instances.map((i) => i.uuid).join(', ')} is on it`, suggestion: orphanWithInstancesFix(node, instances.map((i) => i.uuid)) },
+        refusal: {
+          subject,
+          reason: `${reason}, but live instance ${instances.map((i) => i.uuid).join(', ')} is on it`,
+          suggestion:
+            unmanagedGroupOf(ix, node) === undefined
+              ? orphanWithInstancesFix(node, instances.map((i) => i.uuid), ironicTruthArgs(snapshot.ironicOrigin))
+              : unmanagedWithInstancesFix(node, unmanagedGroupOf(ix, node) as string),
+        },
         subject: about,
       });
       continue;

@@ -34,6 +34,7 @@ import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from './model.js';
 import { checkCapacity } from './capacity.js';
 import { buildHashRing, ringOwner, type HashRing } from './hash-ring.js';
 import { isUuid } from './ironic-nodes.js';
+import { ANY_GROUP, partitionOfNode, type IronicPartition } from './partitions.js';
 import { isServiceUp } from './liveness.js';
 import type { AllocationPart, Plan, PlannedChange, Refusal, Unit } from './plan.js';
 import { bumpConsumersOn, newPlanState, planProviderTreeRemoval, type PlanState } from './provider-removal.js';
@@ -252,19 +253,22 @@ function describeHealth(health: ServiceHealth): string {
  * cell that have ironic compute nodes (soft-deleted rows count, as in Nova's
  * join); or the operator's list, which stands for [ironic] peer_list.
  */
-function ringOf(ctx: Ctx, cellUuid: string): CellRing {
-  const cached = ctx.rings.get(cellUuid);
+function ringOf(ctx: Ctx, cellUuid: string, partition?: IronicPartition): CellRing {
+  // One ring per partition (Nova hashes a partition's nodes over its peer_list only); "*" is the unpartitioned ring.
+  const peers = partition === undefined || partition.group === ANY_GROUP ? undefined : new Set(partition.hosts);
+  const cacheKey = peers === undefined ? cellUuid : `${cellUuid}\u0000${partition?.group ?? ''}`;
+  const cached = ctx.rings.get(cacheKey);
   if (cached !== undefined) return cached;
   const ironicHosts = new Set(ctx.s.computeNodes.filter((n) => n.cellUuid === cellUuid && n.hypervisorType === 'ironic').map((n) => hostKey(n.host)));
   const services = new Map<string, ServiceRec>();
   for (const svc of ctx.s.services) {
     if (svc.cellUuid !== cellUuid || svc.deleted || svc.binary !== 'nova-compute' || svc.host === null || svc.disabled) continue;
     if (!isServiceUp(svc, ctx.s.takenAt, ctx.s.serviceDownTime)) continue;
-    if (ctx.ringMembers !== undefined ? !ctx.ringMembers.has(hostKey(svc.host)) : !ironicHosts.has(hostKey(svc.host))) continue;
+    if (ctx.ringMembers !== undefined ? !ctx.ringMembers.has(hostKey(svc.host)) : peers !== undefined ? !peers.has(svc.host.toLowerCase()) : !ironicHosts.has(hostKey(svc.host))) continue;
     services.set(svc.host.toLowerCase(), svc);
   }
   const ring: CellRing = { ring: buildHashRing(services.keys()), services };
-  ctx.rings.set(cellUuid, ring);
+  ctx.rings.set(cacheKey, ring);
   return ring;
 }
 
@@ -591,16 +595,24 @@ function planCell(np: NodePlan): Step {
     dest = ctx.ix.liveComputeService.get(serviceKey(cellUuid, newest.host));
     why = `the newest duplicate was created by ${newest.host ?? '-'}, which is up: that service has taken the node over`;
   } else if (isDead(ctx, canonicalHealth)) {
-    const ring = ringOf(ctx, cellUuid);
+    const partitions = ctx.s.ironicPartitions;
+    const partition = ctx.ringMembers === undefined && partitions !== undefined ? partitionOfNode(partitions, canonical, ctx.ix.ironicNodeByUuid.get(hh.toLowerCase())) : undefined;
+    if (ctx.ringMembers === undefined && partitions !== undefined && partition === undefined)
+      return {
+        ok: false,
+        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and which partition's ring owns it is not known: ${from} is in no single partition of [nova_reconcile] ironic_partitions and the ironic truth does not give the node's conductor group`,
+        suggestion: 'name the host in [nova_reconcile] ironic_partitions, or give the ring with --ring-members',
+      };
+    const ring = ringOf(ctx, cellUuid, partition);
     const owner = ringOwner(ring.ring, hh);
     if (owner === undefined)
       return {
         ok: false,
-        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid} can take it over`,
+        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid}${partition === undefined || partition.group === ANY_GROUP ? '' : ` serving conductor group "${partition.group}"`} can take it over`,
         suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members; if Ironic no longer lists the node: nova-reconcile compute_node cleanup_orphans --ironic-nodes FILE',
       };
     dest = ring.services.get(owner);
-    why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
+    why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members${partition === undefined || partition.group === ANY_GROUP ? '' : ` of conductor group "${partition.group}"`} (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
   }
   const rehomeTo = dest !== undefined && dest.host !== null && hostKey(dest.host) !== hostKey(from) ? dest : undefined;
   const finalHost = rehomeTo?.host ?? from;

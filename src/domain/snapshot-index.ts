@@ -1,7 +1,7 @@
 // Lookups over a Snapshot, built once per plan. Host names are keyed the way
 // Nova's utf8mb3_general_ci columns compare them for ASCII names: case- and
 // trailing-space-insensitive.
-import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
+import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, IronicNodeRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
 import { FINAL_MIGRATION_STATES } from './model.js';
 import { footprintOfChanges, type PlannedChange } from './plan.js';
 
@@ -17,6 +17,8 @@ export interface SnapshotIndex {
   readonly liveNodesByHypervisorHostname: ReadonlyMap<string, readonly ComputeNodeRec[]>;
   /** Lower-cased ironic node uuids, when ironic truth was given. */
   readonly ironicNodeUuids: ReadonlySet<string> | undefined;
+  /** The listed ironic nodes by lower-cased uuid (empty without ironic truth). */
+  readonly ironicNodeByUuid: ReadonlyMap<string, IronicNodeRec>;
   /** Soft-deleted compute nodes by uuid (the newest row wins). */
   readonly deletedNodeByUuid: ReadonlyMap<string, ComputeNodeRec>;
   /** Lower-cased hypervisor_hostname of every compute node read, live or soft-deleted. */
@@ -60,6 +62,7 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
   const liveNodesByHypervisorHostname = new Map<string, ComputeNodeRec[]>();
   for (const n of liveNodes) if (n.hypervisorHostname !== null) push(liveNodesByHypervisorHostname, n.hypervisorHostname.toLowerCase(), n);
   const ironicNodeUuids = s.ironicNodes === undefined ? undefined : new Set(s.ironicNodes.map((n) => n.uuid.toLowerCase()));
+  const ironicNodeByUuid = new Map((s.ironicNodes ?? []).map((n) => [n.uuid.toLowerCase(), n] as const));
   const liveComputeService = new Map<string, ServiceRec>();
   const deletedComputeService = new Map<string, ServiceRec>();
   for (const svc of s.services) {
@@ -104,6 +107,7 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
     liveNodeByUuid,
     liveNodesByHypervisorHostname,
     ironicNodeUuids,
+    ironicNodeByUuid,
     deletedNodeByUuid,
     anyNodeName: new Set(s.computeNodes.flatMap((n) => (n.hypervisorHostname === null ? [] : [n.hypervisorHostname.toLowerCase()]))),
     liveComputeService,

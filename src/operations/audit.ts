@@ -3,8 +3,8 @@
 import type { Deployment } from '../db/deployment.js';
 import { auditSnapshot, type Finding, type FindingKind } from '../domain/audit.js';
 import { checkScopeNames } from '../domain/plan-scope.js';
-import type { CellRec } from '../domain/model.js';
-import { readSnapshot } from './read-snapshot.js';
+import type { CellRec, IronicOrigin } from '../domain/model.js';
+import { readSnapshot, type IronicSource } from './read-snapshot.js';
 import { resolveCellArgument } from './scope.js';
 
 export interface AuditRunOptions {
@@ -14,7 +14,7 @@ export interface AuditRunOptions {
   readonly host?: string;
   /** Report only findings of these kinds. */
   readonly kinds?: readonly FindingKind[];
-  readonly ironicNodesFile?: string;
+  readonly ironic?: IronicSource;
   readonly progress?: (line: string) => void;
   /** Each check of the audit, after the reads (see domain/audit.ts). */
   readonly onStep?: (step: string, index: number, total: number) => void;
@@ -23,13 +23,14 @@ export interface AuditRunOptions {
 export interface AuditResult {
   readonly findings: readonly Finding[];
   readonly cells: readonly CellRec[];
+  readonly ironicOrigin: IronicOrigin | undefined;
 }
 
 export async function runAudit(deployment: Deployment, options: AuditRunOptions): Promise<AuditResult> {
   const cellUuid = options.cell === undefined ? undefined : await resolveCellArgument(deployment, options.cell);
   const snapshot = await readSnapshot(deployment, {
     placement: true,
-    ...(options.ironicNodesFile === undefined ? {} : { ironic: { file: options.ironicNodesFile } }),
+    ...(options.ironic === undefined ? {} : { ironic: options.ironic }),
     ...(options.progress === undefined ? {} : { progress: options.progress }),
   });
   if (options.host !== undefined) checkScopeNames(snapshot, { host: options.host });
@@ -37,8 +38,8 @@ export async function runAudit(deployment: Deployment, options: AuditRunOptions)
     ...(cellUuid === undefined ? {} : { cellUuid }),
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.kinds === undefined ? {} : { kinds: options.kinds }),
-    ...(options.ironicNodesFile === undefined ? {} : { ironicNodesFile: options.ironicNodesFile }),
+    ...(options.ironic?.kind === 'file' ? { ironicNodesFile: options.ironic.file } : {}),
     ...(options.onStep === undefined ? {} : { onStep: options.onStep }),
   });
-  return { findings, cells: snapshot.cells };
+  return { findings, cells: snapshot.cells, ironicOrigin: snapshot.ironicOrigin };
 }

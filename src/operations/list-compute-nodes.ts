@@ -3,27 +3,29 @@
 // columns say "unknown" instead of failing the listing.
 import type { Deployment } from '../db/deployment.js';
 import { describeComputeNodes, type ComputeNodeHealth } from '../domain/audit.js';
-import { readSnapshot } from './read-snapshot.js';
+import type { IronicOrigin } from '../domain/model.js';
+import { readSnapshot, type IronicSource } from './read-snapshot.js';
 
 export interface ListComputeNodesOptions {
   readonly host?: string;
   readonly cellUuid?: string;
-  readonly ironicNodesFile?: string;
+  readonly ironic?: IronicSource;
   readonly progress?: (line: string) => void;
 }
 
-export async function listComputeNodes(deployment: Deployment, options: ListComputeNodesOptions): Promise<ComputeNodeHealth[]> {
+export async function listComputeNodes(deployment: Deployment, options: ListComputeNodesOptions): Promise<{ nodes: ComputeNodeHealth[]; ironicOrigin: IronicOrigin | undefined }> {
   const placementUrl = deployment.config.placementDatabaseConnection;
   const snapshot = await readSnapshot(deployment, {
     placement: placementUrl !== undefined && placementUrl !== '',
     // A view: it shows each node with its service's state and judges none.
     requireServices: false,
-    ...(options.ironicNodesFile === undefined ? {} : { ironic: { file: options.ironicNodesFile } }),
+    ...(options.ironic === undefined ? {} : { ironic: options.ironic }),
     ...(options.cellUuid === undefined ? {} : { cellUuid: options.cellUuid }),
     ...(options.progress === undefined ? {} : { progress: options.progress }),
   });
-  return describeComputeNodes(snapshot, {
+  const nodes = describeComputeNodes(snapshot, {
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.cellUuid === undefined ? {} : { cellUuid: options.cellUuid }),
   });
+  return { nodes, ironicOrigin: snapshot.ironicOrigin };
 }

@@ -11,16 +11,21 @@ import { readActiveMigrations, readComputeNodes, readLiveInstances, readServices
 import { readPlacement } from '../db/placement/snapshot-reads.js';
 import { describeDriverError } from '../db/driver-errors.js';
 import { implausibleList, ironicListCoverage, parseIronicNodes } from '../domain/ironic-nodes.js';
-import type { CellRec, ComputeNodeRec, InstanceRec, IronicNodeRec, MigrationRec, PlacementSnapshot, ServiceRec, Snapshot } from '../domain/model.js';
+import type { CellRec, ComputeNodeRec, InstanceRec, IronicNodeRec, IronicOrigin, MigrationRec, PlacementSnapshot, ServiceRec, Snapshot } from '../domain/model.js';
 import { ReconcileError, isReconcileError } from '../errors.js';
 import { describeFileError, errnoOf, readTextFile } from '../files.js';
 import { fanOutInOrder } from './fan-out.js';
+import type { IronicSettings } from '../config/ironic-settings.js';
+import { listIronicNodes } from '../ironic/list-nodes.js';
 
 /** Where the ironic truth comes from; absent means none was given. */
-export interface IronicSource {
+export type IronicSource =
   /** --ironic-nodes FILE */
-  readonly file: string;
-}
+  | { readonly kind: 'file'; readonly file: string }
+  /** The Ironic API, reached as nova.conf [ironic] says (src/ironic/). */
+  | { readonly kind: 'api'; readonly settings: IronicSettings }
+  /** Already read (before the apply lock is taken, so a failing Ironic holds nothing). */
+  | { readonly kind: 'read'; readonly nodes: readonly IronicNodeRec[]; readonly origin: IronicOrigin };
 
 export interface ReadSnapshotOptions {
   /** Read placement too; without it Snapshot.placement is undefined. */
@@ -51,8 +56,9 @@ interface CellPart {
 
 export async function readSnapshot(deployment: Deployment, options: ReadSnapshotOptions): Promise<Snapshot> {
   // Bad input is reported before any database is touched.
-  const ironicNodes = options.ironic === undefined ? undefined : await readIronicNodesFile(options.ironic.file);
   const progress = options.progress ?? (() => undefined);
+  const ironic = options.ironic === undefined ? undefined : await readIronicTruth(options.ironic, progress);
+  const ironicNodes = ironic?.nodes;
   // A sandbox is judged as of its creation (its heartbeats stopped then): see [nova_reconcile] sandbox_created_at.
   const takenAt = deployment.config.reconcile.sandboxCreatedAt ?? Date.now();
   const mappings = await deployment.cellMappings();
@@ -85,7 +91,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   // fanOutInOrder starts no new cell after a failure; a cell left unread is a failure too.
   if (parts.length !== toRead.length) throw new ReconcileError('internal', 'not every cell was read');
   const placement = await placementRead;
-  checkGroundTruth(toRead, parts, options.requireServices !== false, ironicNodes, options.ironic?.file, deployment.config.reconcile.minIronicFraction);
+  checkGroundTruth(toRead, parts, options.requireServices !== false, ironicNodes, ironic?.origin.label, deployment.config.reconcile.minIronicFraction);
 
   return {
     takenAt,
@@ -98,6 +104,22 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     migrations: parts.flatMap((p) => p.migrations),
     placement,
     ironicNodes,
+    ...(ironic === undefined ? {} : { ironicOrigin: ironic.origin }),
+    ...(deployment.config.reconcile.ironicPartitions === undefined ? {} : { ironicPartitions: deployment.config.reconcile.ironicPartitions }),
+  };
+}
+
+/** The whole node list, from the file or the API; an interrupted listing throws (nothing is judged on part of it). */
+export async function readIronicTruth(source: IronicSource, progress: (line: string) => void): Promise<{ nodes: IronicNodeRec[]; origin: IronicOrigin }> {
+  if (source.kind === 'read') return { nodes: [...source.nodes], origin: source.origin };
+  if (source.kind === 'file') {
+    const nodes = await readIronicNodesFile(source.file);
+    return { nodes, origin: { kind: 'file', label: `--ironic-nodes ${source.file}`, location: source.file, nodes: nodes.length } };
+  }
+  const listing = await listIronicNodes(source.settings, { progress });
+  return {
+    nodes: [...listing.nodes],
+    origin: { kind: 'api', label: `the Ironic API at ${listing.endpoint}`, location: listing.endpoint, nodes: listing.nodes.length },
   };
 }
 
@@ -132,7 +154,7 @@ function checkGroundTruth(
   parts: readonly CellPart[],
   requireServices: boolean,
   ironicNodes: readonly IronicNodeRec[] | undefined,
-  ironicFile: string | undefined,
+  ironicLabel: string | undefined,
   minIronicFraction: number,
 ): void {
   if (requireServices) parts.forEach((p, i) => {
@@ -143,14 +165,14 @@ function checkGroundTruth(
         hint: 'check that the cell database is the live one (not a restored backup or another deployment\'s) and re-run',
       });
   });
-  if (ironicNodes === undefined || ironicFile === undefined) return;
+  if (ironicNodes === undefined || ironicLabel === undefined) return;
   const knownIronic = parts.flatMap((p) => p.computeNodes.filter((n) => !n.deleted && n.hypervisorType === 'ironic' && n.hypervisorHostname !== null).map((n) => n.hypervisorHostname as string));
   const { known, held } = ironicListCoverage(ironicNodes, knownIronic);
   if (known === 0) return;
-  if (ironicNodes.length === 0) throw implausibleList(ironicFile, `the list is empty, but the cells know ${known} live ironic compute node(s)`);
+  if (ironicNodes.length === 0) throw implausibleList(ironicLabel, `the list is empty, but the cells know ${known} live ironic compute node(s)`);
   if (held < minIronicFraction * known)
     throw implausibleList(
-      ironicFile,
+      ironicLabel,
       `the list holds ${held} of the ${known} live ironic compute node(s) the cells know (${percent(held / known)}, below min_ironic_fraction ${minIronicFraction})`,
     );
 }

@@ -1,0 +1,69 @@
+// --ironic-nodes FILE and --ironic-source api|file, shared by every command
+// that judges ironic nodes. The default follows what the operator gave: the
+// file when --ironic-nodes is there, else the Ironic API when nova.conf's
+// [ironic] says how to reach it (auth_type or endpoint_override), else no
+// ironic truth at all.
+import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js';
+import type { IronicOrigin } from '../domain/model.js';
+import { ReconcileError } from '../errors.js';
+import { readIronicTruth, type IronicSource } from '../operations/read-snapshot.js';
+
+export const IRONIC_NODES_OPTION: OptionSpec = {
+  flags: '--ironic-nodes <file>',
+  description:
+    'JSON of `openstack baremetal node list -f json`, or one node uuid per line (implies --ironic-source file). A list that is empty, or holds fewer than [nova_reconcile] min_ironic_fraction (0.5) of the live ironic compute nodes the cells know, is refused (exit 2)',
+};
+
+export const IRONIC_SOURCE_OPTION: OptionSpec = {
+  flags: '--ironic-source <source>',
+  description:
+    "where the ironic node list comes from: api (the Ironic API, reached as nova-compute does from nova.conf [ironic]: keystoneauth's auth_type password, v3applicationcredential or none with endpoint_override; region_name, valid_interfaces, cafile, insecure, timeout; api_max_retries, api_retry_interval) or file (--ironic-nodes). Default: file with --ironic-nodes, else api when [ironic] is configured. A listing that fails or stops part-way exits 2 and changes nothing",
+  choices: ['api', 'file'],
+};
+
+export const IRONIC_OPTIONS: readonly OptionSpec[] = [IRONIC_NODES_OPTION, IRONIC_SOURCE_OPTION];
+
+/**
+ * The ironic truth these options ask for. The Ironic API is read now, before
+ * any database is opened and before the apply lock is taken, so that an
+ * Ironic that fails leaves nothing behind. Undefined when there is none.
+ */
+export async function readIronicOptions(ctx: CommandContext, o: CommandOptions, progress?: (line: string) => void): Promise<IronicSource | undefined> {
+  const source = ironicSourceOf(ctx, o);
+  // A file is read where it always was (after a --plan-in check, inside the snapshot read): only the network is read ahead.
+  if (source === undefined || source.kind !== 'api') return source;
+  const { nodes, origin } = await readIronicTruth(source, progress ?? (() => undefined));
+  return { kind: 'read', nodes, origin };
+}
+
+/** The ironic truth these options ask for; undefined when there is none. Usage errors before anything is read. */
+export function ironicSourceOf(ctx: CommandContext, o: CommandOptions): IronicSource | undefined {
+  const file = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
+  const wanted = typeof o['ironicSource'] === 'string' ? o['ironicSource'] : undefined;
+  if (wanted === 'file' && file === undefined) throw new ReconcileError('usage', '--ironic-source file needs --ironic-nodes FILE', { hint: 'give --ironic-nodes FILE, or --ironic-source api' });
+  if (wanted === 'api' && file !== undefined) throw new ReconcileError('usage', '--ironic-source api and --ironic-nodes exclude each other', { hint: 'drop one of them' });
+  if (file !== undefined) return { kind: 'file', file };
+  const settings = ctx.loadConfig().ironic;
+  if (settings === undefined) {
+    if (wanted === 'api')
+      throw new ReconcileError('config', '--ironic-source api needs nova.conf [ironic] auth_type (password, v3applicationcredential) or endpoint_override', {
+        hint: "use the nova.conf of a nova-compute ironic host, or give --ironic-nodes FILE",
+      });
+    return undefined;
+  }
+  return { kind: 'api', settings };
+}
+
+/**
+ * One stderr line naming the node list the run judged by, and its size,
+ * when it came from the Ironic API (a file is named by the operator on the
+ * command line; its runs stay quiet on stderr, as cron jobs expect).
+ */
+export function describeIronicOrigin(origin: IronicOrigin | undefined): string | undefined {
+  return origin?.kind !== 'api' ? undefined : `ironic nodes: ${origin.nodes} from ${origin.label} (complete listing)`;
+}
+
+/** For JSON documents: {kind, location, nodes}. */
+export function ironicOriginJson(origin: IronicOrigin | undefined): object {
+  return origin === undefined ? {} : { ironic_source: { kind: origin.kind, location: origin.location, nodes: origin.nodes } };
+}
