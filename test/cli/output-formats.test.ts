@@ -19,10 +19,15 @@ const ESC = /\x1b\[/;
 const HAS_SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
 
 /** Runs the binary on a pseudo-terminal of `cols` columns; the terminal's \r\n become \n. */
+/**
+ * stdout on a pseudo-terminal of `cols` columns. stderr goes to /dev/null: on
+ * a terminal it carries the progress line (redrawn with \r and ESC[K), which
+ * is not what these tests look at.
+ */
 function onTerminal(args: readonly string[], cols: number, env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qec', `stty cols ${cols} rows 50; exec ${quoted}`, '/dev/null'], {
+    const child = spawn('script', ['-qec', `stty cols ${cols} rows 50; exec ${quoted} 2>/dev/null`, '/dev/null'], {
       env: { PATH: process.env['PATH'], HOME: '/nonexistent-home', TERM: 'xterm', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
