@@ -10,9 +10,9 @@ function config(values: Record<string, string>): NovaConfig {
 
 describe("the operator log's target, as oslo.log decides it", () => {
   it('log_file alone; log_dir/log_file; log_dir alone gives nova-reconcile.log; the command line wins over nova.conf', () => {
-    expect(resolveLogTarget({ ...NONE, logFile: 'x.log' }, undefined, '/work').file).toBe('/work/x.log');
-    expect(resolveLogTarget({ ...NONE, logFile: 'x.log', logDir: '/var/log/nova' }, undefined, '/work').file).toBe('/var/log/nova/x.log');
-    expect(resolveLogTarget({ ...NONE, logFile: '/abs/x.log', logDir: '/var/log/nova' }, undefined, '/work').file).toBe('/abs/x.log');
+    expect(resolveLogTarget({ ...NONE, logFile: 'x.log' }, undefined, '/srv/run').file).toBe('/srv/run/x.log');
+    expect(resolveLogTarget({ ...NONE, logFile: 'x.log', logDir: '/var/log/nova' }, undefined, '/srv/run').file).toBe('/var/log/nova/x.log');
+    expect(resolveLogTarget({ ...NONE, logFile: '/abs/x.log', logDir: '/var/log/nova' }, undefined, '/srv/run').file).toBe('/abs/x.log');
     expect(resolveLogTarget(NONE, config({ log_dir: '/var/log/nova' }), '/').file).toBe('/var/log/nova/nova-reconcile.log');
     expect(resolveLogTarget({ ...NONE, logFile: '/cli.log' }, config({ log_file: '/conf.log' }), '/').file).toBe('/cli.log');
     expect(resolveLogTarget(NONE, undefined, '/')).toEqual({ file: undefined, syslogFacility: undefined, debug: false });
