@@ -11,15 +11,14 @@ import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, ren
 import { planWithConfigArguments } from '../cli/suggestions.js';
 import { parseFraction } from '../config/option-values.js';
 import type { ReconcileSettings } from '../config/types.js';
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../operations/deployment.js';
 import { LIMIT_OVERRIDE, type LimitTrip, type PlanLimits } from '../domain/plan-limits.js';
 import { matchReviewed, type StaleUnit } from '../domain/plan-review.js';
 import { isEmptyPlan, type Plan } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
 import { applyPlan, deploymentIdentity, withApplyLock, type ApplyResult, type UnitOutcome } from '../operations/apply-plan.js';
-import { checkPlanFile, planFromFile, planOptionsOf, readPlanFile, writePlanFile, PLAN_FORMAT, type PlanFile } from '../operations/plan-file.js';
+import { checkPlanFile, planFromFile, planOptionsOf, readPlanFile, writePlanOf, type PlanFile } from '../operations/plan-file.js';
 import { planLimitTrips } from '../operations/plan-limits.js';
-import { utcNowString } from '../db/time.js';
 import { printJson, useDeployment } from './deployment.js';
 import { createProgress } from '../cli/progress.js';
 import { signalExitCode } from '../cli/context.js';
@@ -113,7 +112,7 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
       const trips = s.limits.allow ? [] : await planLimitTrips(d, full, s.limits);
       const blocked = allOrNothingBlocks(full, hooks);
       if (s.planOut !== undefined)
-        writePlanFile(s.planOut, { format: PLAN_FORMAT, command: plan.command, createdAt: utcNowString(), deployment: await deploymentIdentity(d), options: planOptions, units: plan.units, refused: plan.refused, deferredUnits: deferred });
+        await writePlanOf(s.planOut, d, plan, planOptions, deferred);
       const verdict = dryRunVerdict(plan, trips, blocked, hooks);
       if (json)
         printJson(ctx, {
