@@ -1,6 +1,7 @@
 // compute_node move: the bulk ironic_compute_node_move, each node in its own transaction.
 import type { CommandOptions, CommandSpec } from '../cli/spec.js';
-import { parseUuidArguments, type NodeMoveOptions, type NodeMovePlan } from '../domain/rebalance.js';
+import { parseUuidArguments } from '../cli/argument-lists.js';
+import type { NodeMoveOptions, NodeMovePlan } from '../domain/node-move.js';
 import { ReconcileError } from '../errors.js';
 import type { ApplyResult } from '../operations/apply-plan.js';
 import { moveReport, planComputeNodeMoves } from '../operations/ironic-move.js';

@@ -8,7 +8,7 @@
 // The change is journaled like every applied change, so `undo` can revert it.
 //
 // `compute_node move` is the bulk form on the plan/apply engine: the planner
-// (domain/rebalance.ts planNodeMoves) checks every node, and each node moves
+// (domain/node-move.ts planNodeMoves) checks every node, and each node moves
 // in its own transaction.
 import type { Knex } from 'knex';
 import { parseDbUrl } from '../config/db-url.js';
@@ -18,7 +18,7 @@ import { liveComputeNodeByUuid, liveComputeServiceByHost, liveInstancesOnNode, l
 import { CasConflict, type Row } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
 import type { Change } from '../domain/plan.js';
-import { planNodeMoves, type NodeMoveOptions, type NodeMovePlan } from '../domain/rebalance.js';
+import { planNodeMoves, type NodeMoveOptions, type NodeMovePlan } from '../domain/node-move.js';
 import { ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock, type ApplyResult } from './apply-plan.js';
 import { defaultJournalPath, openJournal, type JournalWriter } from './journal.js';
