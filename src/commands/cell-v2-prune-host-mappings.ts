@@ -2,7 +2,7 @@
 import { RECONCILE_EXIT } from '../cli/exit-codes.js';
 import type { CommandSpec } from '../cli/spec.js';
 import { planHostMappingPrune } from '../operations/host-mapping-plans.js';
-import { parseUuidArguments } from '../domain/rebalance.js';
+import { parseUuidArguments } from '../cli/argument-lists.js';
 import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
 import { ReconcileError } from '../errors.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';

@@ -3,7 +3,7 @@
 import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns } from '../cli/listing.js';
 import { paletteFor } from '../cli/colour.js';
 import type { CommandSpec } from '../cli/spec.js';
-import type { ComputeNodeHealth } from '../domain/audit.js';
+import type { ComputeNodeHealth } from '../domain/node-health.js';
 import { listComputeNodes } from '../operations/list-compute-nodes.js';
 import { resolveCellArgument } from '../operations/scope.js';
 import { cellOption, progressReporter } from './audit.js';

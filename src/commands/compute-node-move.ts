@@ -1,8 +1,7 @@
 // compute_node move: the bulk ironic_compute_node_move, each node in its own transaction.
-import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
-import { planWithConfigArguments } from '../cli/suggestions.js';
-import type { Plan } from '../domain/plan.js';
-import { parseUuidArguments, type NodeMoveOptions, type NodeMovePlan } from '../domain/rebalance.js';
+import type { CommandOptions, CommandSpec } from '../cli/spec.js';
+import { parseUuidArguments } from '../cli/argument-lists.js';
+import type { NodeMoveOptions, NodeMovePlan } from '../domain/node-move.js';
 import { ReconcileError } from '../errors.js';
 import type { ApplyResult } from '../operations/apply-plan.js';
 import { moveReport, planComputeNodeMoves } from '../operations/ironic-move.js';
@@ -40,7 +39,22 @@ export const moveCommand: CommandSpec = {
     'nova-reconcile compute_node move --node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --to-host ironic-compute-1 --apply --format json',
   ],
   async run(ctx, o) {
-    return runMove(ctx, o, parseMoveOptions(o));
+    const options = parseMoveOptions(o);
+    // The move plan behind the generic one: its moves and sources make the JSON report and the follow-up commands.
+    let mp: NodeMovePlan | undefined;
+    return runPlanCommand(
+      ctx,
+      o,
+      async (d) => {
+        mp = await planComputeNodeMoves(d, options);
+        return mp.plan;
+      },
+      {
+        allOrNothing: { flag: SKIP_REFUSED, skipRefused: o['skipRefused'] === true },
+        jsonExtras: (result) => (mp === undefined ? {} : { ...moveReport(mp, result), follow_up: followUps(mp, result).map((f) => ({ host: f.host, service_uuid: f.serviceUuid, command: f.command })) }),
+        followUp: (result) => (mp === undefined ? '' : followUpText(followUps(mp, result), result === undefined)),
+      },
+    );
   },
 };
 
@@ -49,28 +63,6 @@ function parseMoveOptions(o: CommandOptions): NodeMoveOptions {
   const fromHosts = Array.isArray(o['fromHost']) ? o['fromHost'].map(String) : undefined;
   if ((nodes === undefined) === (fromHosts === undefined)) throw new ReconcileError('usage', 'give either --node (repeatable) or --from-host (repeatable), not both and not neither');
   return { ...(nodes === undefined ? {} : { nodes }), ...(fromHosts === undefined ? {} : { fromHosts }), toHost: String(o['toHost']), sourceDownOk: o['sourceDownOk'] === true };
-}
-
-/** Refusals' suggested commands keep the user's --config-file/--config-dir. */
-function withSuggestionConfig<M extends { readonly plan: Plan }>(mp: M, ctx: CommandContext): M {
-  return { ...mp, plan: planWithConfigArguments(mp.plan, ctx.configSources) };
-}
-
-async function runMove(ctx: CommandContext, o: CommandOptions, options: NodeMoveOptions): Promise<number> {
-  let mp: NodeMovePlan | undefined;
-  return runPlanCommand(
-    ctx,
-    o,
-    async (d) => {
-      mp = withSuggestionConfig(await planComputeNodeMoves(d, options), ctx);
-      return mp.plan;
-    },
-    {
-      allOrNothing: { flag: SKIP_REFUSED, skipRefused: o['skipRefused'] === true },
-      jsonExtras: (result) => (mp === undefined ? {} : { ...moveReport(mp, result), follow_up: followUps(mp, result).map((f) => ({ host: f.host, service_uuid: f.serviceUuid, command: f.command })) }),
-      followUp: (result) => (mp === undefined ? '' : followUpText(followUps(mp, result), result === undefined)),
-    },
-  );
 }
 
 interface FollowUp {

@@ -2,11 +2,10 @@
 import type { JsonDocument } from '../cli/json-contract.js';
 import { jsonDocument } from '../cli/json-contract.js';
 import type { CommandContext } from '../cli/spec.js';
-import { withDeployment, type Deployment } from '../db/deployment.js';
+import { openDeployment, type Deployment } from '../operations/deployment.js';
 
 export async function useDeployment<T>(ctx: CommandContext, fn: (d: Deployment) => Promise<T>): Promise<T> {
-  const config = ctx.loadConfig();
-  return withDeployment(config, { apiPoolMax: config.reconcile.cellConcurrency + 1 }, fn);
+  return openDeployment(ctx.loadConfig(), fn);
 }
 
 /**

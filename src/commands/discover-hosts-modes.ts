@@ -5,7 +5,7 @@
 import { RECONCILE_EXIT } from '../cli/exit-codes.js';
 import { firstFailure, mergeDiscoverPasses, renderDiscoverJson, renderDiscoverVerbose, renderDiscoverWarnings } from '../cli/render-discover.js';
 import type { CommandContext, CommandOptions } from '../cli/spec.js';
-import { parseHostList } from '../domain/rebalance.js';
+import { parseHostList } from '../cli/argument-lists.js';
 import { ReconcileError } from '../errors.js';
 import { describeFileError, errnoOf, readTextFile } from '../files.js';
 import type { DiscoverOptions } from '../operations/discover-hosts.js';

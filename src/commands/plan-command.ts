@@ -1,8 +1,8 @@
-// The shared shape of every mutating reconciliation command: build a plan;
-// without --apply print it (and with --plan-out write it) and exit 3 (0 when
-// empty); with --apply take the apply lock, plan again under it (with
-// --plan-in: keep only the reviewed units that still hold), check the circuit
-// breaker's limits, apply, and exit by applyExitCode.
+// The shared shape of every mutating reconciliation command: parse the run
+// options (--apply, --plan-in/--plan-out, --max-count, the circuit breaker's
+// limits), run the pipeline (operations/run-plan.ts: plan; with --apply plan
+// again under the apply lock and apply), render its outcome, and map it to an
+// exit code: a dry run exits 3 (0 when empty), an apply by applyExitCode.
 import { RECONCILE_EXIT, applyExitCode } from '../cli/exit-codes.js';
 import { PLAN_COLUMNS, applyJson, planJson, planListing, renderApplyText, renderPlanText } from '../cli/render-plan.js';
 import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js';
@@ -11,16 +11,15 @@ import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, ren
 import { planWithConfigArguments } from '../cli/suggestions.js';
 import { parseFraction } from '../config/option-values.js';
 import type { ReconcileSettings } from '../config/types.js';
-import type { Deployment } from '../db/deployment.js';
 import { LIMIT_OVERRIDE, type LimitTrip, type PlanLimits } from '../domain/plan-limits.js';
-import { matchReviewed, type StaleUnit } from '../domain/plan-review.js';
+import type { StaleUnit } from '../domain/plan-review.js';
 import { isEmptyPlan, type Plan } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
-import { applyPlan, deploymentIdentity, withApplyLock, type ApplyResult, type UnitOutcome } from '../operations/apply-plan.js';
-import { checkPlanFile, planFromFile, planOptionsOf, readPlanFile, writePlanFile, PLAN_FORMAT, type PlanFile } from '../operations/plan-file.js';
-import { planLimitTrips } from '../operations/plan-limits.js';
-import { utcNowString } from '../db/time.js';
-import { printJson, useDeployment } from './deployment.js';
+import type { ApplyResult, UnitOutcome } from '../operations/apply-plan.js';
+import type { Deployment } from '../operations/deployment.js';
+import { planOptionsOf, readPlanFile, type PlanFile } from '../operations/plan-file.js';
+import { runPlan, type ApplyWatch, type Gate } from '../operations/run-plan.js';
+import { printJson } from './deployment.js';
 import { createProgress } from '../cli/progress.js';
 import { signalExitCode } from '../cli/context.js';
 import { configArguments } from '../cli/suggestions.js';
@@ -90,6 +89,10 @@ interface Settings {
   readonly planIn: { readonly path: string; readonly doc: PlanFile } | undefined;
 }
 
+/**
+ * Parse the run options, run the pipeline (operations/run-plan.ts), render
+ * its outcome and map it to an exit code.
+ */
 export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, buildPlan: (d: Deployment) => Promise<Plan>, hooks: PlanCommandHooks = {}): Promise<number> {
   const json = o['format'] === 'json';
   const format = listingFormat(o);
@@ -97,101 +100,98 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
   if (o['apply'] === true && (format === 'value' || format === 'csv' || columns !== undefined))
     throw new ReconcileError('usage', `${columns === undefined ? `-f ${format}` : '-c'} lists the rows of a dry run's plan; with --apply the result is printed as text (-f table) or json`);
   const palette = paletteFor(ctx);
-  const reconcile = ctx.loadConfig().reconcile;
+  const config = ctx.loadConfig();
+  const reconcile = config.reconcile;
   const s = parseSettings(o, reconcile);
-  const planOptions = planOptionsOf(o, RUN_OPTIONS);
   const deferredLine = (deferred: number): string =>
     deferred === 0 ? '' : `${deferred} more unit(s) left for a later run (--max-count ${String(s.maxCount)}).\n`;
   const followUp = (result: ApplyResult | undefined): string => hooks.followUp?.(result) ?? '';
   const extras = (result: ApplyResult | undefined): object => hooks.jsonExtras?.(result) ?? {};
-  // Refusals' suggested commands keep the user's --config-file/--config-dir.
-  const build = async (d: Deployment): Promise<Plan> => planWithConfigArguments(await buildPlan(d), ctx.configSources);
-  return useDeployment(ctx, async (d) => {
-    if (o['apply'] !== true) {
-      const full = await build(d);
-      const { plan, deferred } = limitPlan(full, s.maxCount);
-      const trips = s.limits.allow ? [] : await planLimitTrips(d, full, s.limits);
-      const blocked = allOrNothingBlocks(full, hooks);
-      if (s.planOut !== undefined)
-        writePlanFile(s.planOut, { format: PLAN_FORMAT, command: plan.command, createdAt: utcNowString(), deployment: await deploymentIdentity(d), options: planOptions, units: plan.units, refused: plan.refused, deferredUnits: deferred });
-      const verdict = dryRunVerdict(plan, trips, blocked, hooks);
-      if (json)
-        printJson(ctx, {
-          ...planJson(plan),
-          dry_run: true,
-          changed: false,
-          // What --apply would do now: false when the plan is empty, every item is refused, or the circuit breaker would stop it.
-          would_change: verdict.applicable,
-          deferred_units: deferred,
-          applicable: verdict.applicable,
-          breaker: trips.map(tripJson),
-          ...(s.planOut === undefined ? {} : { plan_file: s.planOut }),
-          ...extras(undefined),
-        });
-      else if (format === 'value' || format === 'csv' || columns !== undefined)
-        ctx.stdout.write(renderListing(selectColumns(planListing(plan), columns), format === 'value' || format === 'csv' ? format : 'table', ctx, (column, text) => (column === 'action' ? palette.verb(text) : text)));
-      else ctx.stdout.write(renderPlanText(plan, palette) + deferredLine(deferred) + (isEmptyPlan(plan) ? '' : `\n${verdict.text}`) + (s.planOut === undefined ? '' : `plan written to ${s.planOut}\n`) + followUp(undefined));
-      return isEmptyPlan(plan) ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
-    }
-    return withApplyLock(d, reconcile.lockTimeout, async () => {
-      // The reviewed plan's deployment and options are checked before planning; its command once the plan names it.
-      if (s.planIn !== undefined) checkPlanFile(s.planIn.path, s.planIn.doc, undefined, await deploymentIdentity(d), planOptions);
-      const current = await build(d);
-      let full = current;
-      let stale: readonly StaleUnit[] = [];
-      if (s.planIn !== undefined) {
-        checkPlanFile(s.planIn.path, s.planIn.doc, current.command, await deploymentIdentity(d), planOptions);
-        const reviewed = matchReviewed(planFromFile(s.planIn.doc), current);
-        full = reviewed.plan;
-        stale = reviewed.stale;
-      }
-      const trips = s.limits.allow ? [] : await planLimitTrips(d, full, s.limits);
-      const blocked = allOrNothingBlocks(full, hooks);
-      if (trips.length > 0 || blocked !== undefined) {
-        // Nothing is applied: no journal, no write. A trip is one line on stderr, for cron's log.
-        if (trips.length > 0) ctx.stderr.write(`nova-reconcile: circuit breaker tripped: ${trips.map((t) => t.message).join('; ')}; nothing was applied (override: ${LIMIT_OVERRIDE})\n`);
-        for (const r of full.refused) ctx.log?.warning(`refused: ${r.subject}: ${r.reason}`);
-        ctx.log?.warning(`refused to apply ${full.command}: ${[...trips.map((t) => `circuit breaker: ${t.message}`), ...(blocked === undefined ? [] : [blocked])].join('; ')}; nothing was applied`);
-        if (json) printJson(ctx, { ...planJson(full), dry_run: false, changed: false, applied: [], skipped: stale.map(staleJson), breaker: trips.map(tripJson), journal: null, ...extras(undefined) });
-        else ctx.stdout.write(renderPlanText(full, palette) + `\n${notApplied(trips, blocked)}` + staleText(stale));
-        return RECONCILE_EXIT.findings;
-      }
-      const { plan, deferred } = limitPlan(full, s.maxCount);
-      const progress = createProgress(ctx, { forced: ctx.progress === true });
-      if (plan.units.length > 0) progress.phase(`applying ${plan.command}`, plan.units.length);
-      // Ctrl-C or SIGTERM from here on stops starting units instead of killing the process mid-unit.
-      const release = ctx.interrupts?.hold() ?? ((): void => undefined);
-      let applied: ApplyResult;
-      try {
-        applied = await applyPlan(d, plan, {
-          journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
-          journalDir: reconcile.journalDir,
-          concurrency: reconcile.applyConcurrency,
-          ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal }),
-          onJournal: (path) => {
-            progress.clear();
-            ctx.stderr.write(`journal: ${path}\n`);
-          },
-          // Says what happened to the units so far: a skipped unit is never counted as applied.
-          onProgress: (p) => progress.update(p.done, `${p.applied} applied, ${p.alreadyDone} already done, ${p.skipped} skipped`),
-        });
-      } finally {
-        progress.clear();
-        release();
-      }
-      logApply(ctx, applied);
-      const result = withStale(applied, stale, s.planIn === undefined ? undefined : s.planIn.doc);
-      const nothing = isEmptyPlan(plan) && stale.length === 0;
-      if (plan.units.length > 0) ctx.stderr.write(`${doneLine(result, plan.units.length)}\n`);
-      if (json) printJson(ctx, { ...applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result), deferred_units: deferred, breaker: [], ...extras(result) });
-      else ctx.stdout.write((nothing ? renderPlanText(plan, palette) : renderApplyText(result, palette)) + deferredLine(deferred) + (nothing ? '' : followUp(result)));
-      if (applied.interrupted !== undefined) {
-        ctx.stderr.write(interruptSummary(applied, plan.units.length, ctx));
-        return signalExitCode(applied.interrupted.reason);
-      }
-      return applyExitCode(result);
-    });
-  });
+  const outcome = await runPlan(
+    config,
+    // Refusals' suggested commands keep the user's --config-file/--config-dir.
+    async (d) => planWithConfigArguments(await buildPlan(d), ctx.configSources),
+    {
+      apply: o['apply'] === true,
+      ...s,
+      planOptions: planOptionsOf(o, RUN_OPTIONS),
+      allOrNothing: hooks.allOrNothing,
+      lockTimeout: reconcile.lockTimeout,
+      journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
+      journalDir: reconcile.journalDir,
+      concurrency: reconcile.applyConcurrency,
+      watchApply: (plan) => watchApply(ctx, plan),
+    },
+  );
+
+  if (outcome.kind === 'dry-run') {
+    const { plan, deferred } = outcome;
+    const verdict = dryRunVerdict(plan, outcome.gate, hooks);
+    if (json)
+      printJson(ctx, {
+        ...planJson(plan),
+        dry_run: true,
+        changed: false,
+        // What --apply would do now: false when the plan is empty, every item is refused, or the circuit breaker would stop it.
+        would_change: verdict.applicable,
+        deferred_units: deferred,
+        applicable: verdict.applicable,
+        breaker: outcome.gate.trips.map(tripJson),
+        ...(s.planOut === undefined ? {} : { plan_file: s.planOut }),
+        ...extras(undefined),
+      });
+    else if (format === 'value' || format === 'csv' || columns !== undefined)
+      ctx.stdout.write(renderListing(selectColumns(planListing(plan), columns), format === 'value' || format === 'csv' ? format : 'table', ctx, (column, text) => (column === 'action' ? palette.verb(text) : text)));
+    else ctx.stdout.write(renderPlanText(plan, palette) + deferredLine(deferred) + (isEmptyPlan(plan) ? '' : `\n${verdict.text}`) + (s.planOut === undefined ? '' : `plan written to ${s.planOut}\n`) + followUp(undefined));
+    return isEmptyPlan(plan) ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
+  }
+
+  if (outcome.kind === 'blocked') {
+    const { plan: full, stale, gate } = outcome;
+    const { trips, blocked } = gate;
+    // A trip is one line on stderr, for cron's log.
+    if (trips.length > 0) ctx.stderr.write(`nova-reconcile: circuit breaker tripped: ${trips.map((t) => t.message).join('; ')}; nothing was applied (override: ${LIMIT_OVERRIDE})\n`);
+    for (const r of full.refused) ctx.log?.warning(`refused: ${r.subject}: ${r.reason}`);
+    ctx.log?.warning(`refused to apply ${full.command}: ${[...trips.map((t) => `circuit breaker: ${t.message}`), ...(blocked === undefined ? [] : [blocked])].join('; ')}; nothing was applied`);
+    if (json) printJson(ctx, { ...planJson(full), dry_run: false, changed: false, applied: [], skipped: stale.map(staleJson), breaker: trips.map(tripJson), journal: null, ...extras(undefined) });
+    else ctx.stdout.write(renderPlanText(full, palette) + `\n${notApplied(trips, blocked)}` + staleText(stale));
+    return RECONCILE_EXIT.findings;
+  }
+
+  const { plan, deferred, stale, applied, result } = outcome;
+  logApply(ctx, applied);
+  const nothing = isEmptyPlan(plan) && stale.length === 0;
+  if (plan.units.length > 0) ctx.stderr.write(`${doneLine(result, plan.units.length)}\n`);
+  if (json) printJson(ctx, { ...applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result), deferred_units: deferred, breaker: [], ...extras(result) });
+  else ctx.stdout.write((nothing ? renderPlanText(plan, palette) : renderApplyText(result, palette)) + deferredLine(deferred) + (nothing ? '' : followUp(result)));
+  if (applied.interrupted !== undefined) {
+    ctx.stderr.write(interruptSummary(applied, plan.units.length, ctx));
+    return signalExitCode(applied.interrupted.reason);
+  }
+  return applyExitCode(result);
+}
+
+/**
+ * The progress line on stderr, and Ctrl-C or SIGTERM held from here on: they
+ * stop starting units instead of killing the process mid-unit.
+ */
+function watchApply(ctx: CommandContext, plan: Plan): ApplyWatch {
+  const progress = createProgress(ctx, { forced: ctx.progress === true });
+  if (plan.units.length > 0) progress.phase(`applying ${plan.command}`, plan.units.length);
+  const release = ctx.interrupts?.hold() ?? ((): void => undefined);
+  return {
+    ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal }),
+    onJournal: (path) => {
+      progress.clear();
+      ctx.stderr.write(`journal: ${path}\n`);
+    },
+    // Says what happened to the units so far: a skipped unit is never counted as applied.
+    onProgress: (p) => progress.update(p.done, `${p.applied} applied, ${p.alreadyDone} already done, ${p.skipped} skipped`),
+    finish: () => {
+      progress.clear();
+      release();
+    },
+  };
 }
 
 /** The apply's last count, always on stderr (cron's log keeps it). */
@@ -230,25 +230,7 @@ function logApply(ctx: CommandContext, result: ApplyResult): void {
   if (result.interrupted !== undefined) log.warning(`interrupted by ${result.interrupted.reason}: ${result.interrupted.notStarted} unit(s) not started${journal}`);
 }
 
-/** Reviewed units that no longer hold join the outcomes as skipped, in the reviewed order. */
-function withStale(result: ApplyResult, stale: readonly StaleUnit[], reviewed: PlanFile | undefined): ApplyResult {
-  if (reviewed === undefined || stale.length === 0) return result;
-  const byId = new Map<string, UnitOutcome>(result.outcomes.map((u) => [u.unit.id, u]));
-  for (const st of stale) byId.set(st.unit.id, { unit: st.unit, status: 'skipped', reason: st.reason, changesApplied: 0 });
-  const outcomes = reviewed.units.flatMap((u) => {
-    const out = byId.get(u.id);
-    return out === undefined ? [] : [out];
-  });
-  return { ...result, outcomes };
-}
-
-function allOrNothingBlocks(plan: Plan, hooks: PlanCommandHooks): string | undefined {
-  const a = hooks.allOrNothing;
-  if (a === undefined || a.skipRefused || plan.refused.length === 0) return undefined;
-  return `${plan.refused.length} item(s) are refused, and this command applies all or nothing: fix them, or pass ${a.flag} to apply the others`;
-}
-
-function dryRunVerdict(plan: Plan, trips: readonly LimitTrip[], blocked: string | undefined, hooks: PlanCommandHooks): { applicable: boolean; text: string } {
+function dryRunVerdict(plan: Plan, { trips, blocked }: Gate, hooks: PlanCommandHooks): { applicable: boolean; text: string } {
   if (plan.units.length === 0) return { applicable: false, text: 'Nothing was changed, and --apply would change nothing: every item is refused (the reasons are listed above).\n' };
   if (trips.length > 0 || blocked !== undefined) return { applicable: false, text: `Nothing was changed. --apply would apply nothing: ${[...trips.map((t) => t.message), ...(blocked === undefined ? [] : [blocked])].join('; ')}.${trips.length > 0 ? ` Review the plan; ${LIMIT_OVERRIDE} applies it.` : ''}\n` };
   const refusedNote = plan.refused.length > 0 && hooks.allOrNothing === undefined ? ` The ${plan.refused.length} refused item(s) will be left alone.` : '';
@@ -304,10 +286,4 @@ function parseCount(text: string, option: string, min: number): number {
   if (!/^[0-9]+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text)))
     throw new ReconcileError('usage', `${option} must be a ${min === 0 ? 'non-negative' : 'positive'} integer, got '${text}'`);
   return Number(text);
-}
-
-/** The first maxCount units (refusals are always reported); the count of the others. */
-export function limitPlan(plan: Plan, maxCount: number | undefined): { plan: Plan; deferred: number } {
-  if (maxCount === undefined || plan.units.length <= maxCount) return { plan, deferred: 0 };
-  return { plan: { ...plan, units: plan.units.slice(0, maxCount) }, deferred: plan.units.length - maxCount };
 }

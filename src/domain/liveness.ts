@@ -4,7 +4,7 @@
 // is absolute, so a heartbeat from the future (a skewed clock) also counts as
 // down once it is further off than the limit. updated_at is never used: it
 // changes on every save of the row, including a disable from the API.
-import type { ServiceRec } from './model.js';
+import type { ServiceRec, Snapshot } from './model.js';
 
 export type ServiceLiveness = Pick<ServiceRec, 'forcedDown' | 'lastSeenUp' | 'createdAt'>;
 
@@ -41,4 +41,13 @@ export type ServiceState = 'up' | 'down' | 'forced-down';
 export function serviceState(service: ServiceLiveness, now: number, serviceDownTime: number): ServiceState {
   if (service.forcedDown) return 'forced-down';
   return isServiceUp(service, now, serviceDownTime) ? 'up' : 'down';
+}
+
+/** A nova-compute service as the rebalance and compute_node move judge it: `gone` when there is no live row. */
+export type ServiceHealth = 'up' | 'down' | 'forced-down' | 'gone';
+
+export function serviceHealth(s: Snapshot, svc: ServiceRec | undefined): ServiceHealth {
+  if (svc === undefined) return 'gone';
+  if (svc.forcedDown) return 'forced-down';
+  return isServiceUp(svc, s.takenAt, s.serviceDownTime) ? 'up' : 'down';
 }

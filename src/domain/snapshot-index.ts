@@ -136,3 +136,18 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 export function unitFootprint(ix: SnapshotIndex, changes: readonly PlannedChange[]): string[] {
   return footprintOfChanges(changes, (consumer) => (ix.allocationsOfConsumer.get(consumer) ?? []).map((a) => a.providerId));
 }
+
+/** The provider and its descendants. */
+export function providerTree(ix: SnapshotIndex, root: ProviderRec): ProviderRec[] {
+  const out: ProviderRec[] = [];
+  const stack = [root];
+  const seen = new Set<number>();
+  while (stack.length > 0) {
+    const rp = stack.pop() as ProviderRec;
+    if (seen.has(rp.id)) continue;
+    seen.add(rp.id);
+    out.push(rp);
+    stack.push(...(ix.childrenOf.get(rp.id) ?? []));
+  }
+  return out;
+}

@@ -9,6 +9,7 @@ import type { CellMapping, Deployment } from '../db/deployment.js';
 import { findHostMappings, insertHostMappings } from '../db/api/host-mappings.js';
 import { listMappedComputeNodes, listUnmappedComputeNodes, markComputeNodesMapped, type NodeRef } from '../db/cell/compute-nodes.js';
 import { listComputeServiceHosts, type ServiceHostRow } from '../db/cell/services.js';
+import { chunk } from '../db/batches.js';
 import { isDuplicateKeyError } from '../db/driver-errors.js';
 import { utcNowString } from '../db/time.js';
 import {
@@ -183,8 +184,7 @@ interface CreateOutcome {
  */
 async function createMappings(api: Knex, dialect: Dialect, cellId: number, hosts: readonly string[], now: string): Promise<CreateOutcome> {
   const out: CreateOutcome = { created: [], sameCell: [], elsewhere: new Map() };
-  const pending: string[][] = [];
-  for (let i = 0; i < hosts.length; i += 1000) pending.push(hosts.slice(i, i + 1000));
+  const pending: string[][] = chunk(hosts);
   while (pending.length > 0) {
     const batch = pending.shift() as string[];
     try {

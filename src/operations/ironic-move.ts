@@ -8,16 +8,17 @@
 // The change is journaled like every applied change, so `undo` can revert it.
 //
 // `compute_node move` is the bulk form on the plan/apply engine: the planner
-// (domain/rebalance.ts planNodeMoves) checks every node, and each node moves
+// (domain/node-move.ts planNodeMoves) checks every node, and each node moves
 // in its own transaction.
 import type { Knex } from 'knex';
 import { parseDbUrl } from '../config/db-url.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
 import { rehomeComputeNode } from '../db/cell/rebalance-writes.js';
-import { CasConflict, normaliseRow, type Row } from '../db/row-images.js';
+import { liveComputeNodeByUuid, liveComputeServiceByHost, liveInstancesOnNode, liveServiceById } from '../db/cell/node-move-reads.js';
+import { CasConflict, type Row } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
 import type { Change } from '../domain/plan.js';
-import { planNodeMoves, type NodeMoveOptions, type NodeMovePlan } from '../domain/rebalance.js';
+import { planNodeMoves, type NodeMoveOptions, type NodeMovePlan } from '../domain/node-move.js';
 import { ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock, type ApplyResult } from './apply-plan.js';
 import { defaultJournalPath, openJournal, type JournalWriter } from './journal.js';
@@ -50,13 +51,12 @@ export async function ironicComputeNodeMove(d: Deployment, nodeUuid: string, des
   // The preconditions are checked once before the apply lock, so that a typo
   // fails without touching anything (on SQLite the lock is a file beside the
   // API database), and again inside the transaction, with row locks.
-  await checkPreconditions(db.knex, (q) => q, nodeUuid, destinationHost);
+  await checkPreconditions(db.knex, false, nodeUuid, destinationHost);
   return withApplyLock(d, options.lockTimeout, async () => {
     const box: { journal?: JournalWriter } = {};
     try {
       const result = await db.knex.transaction(async (trx) => {
-        const lock = (q: Knex.QueryBuilder): Knex.QueryBuilder => (forUpdate ? q.forUpdate() : q);
-        const { dest, cn, source, instances } = await checkPreconditions(trx, lock, nodeUuid, destinationHost);
+        const { dest, cn, source, instances } = await checkPreconditions(trx, forUpdate, nodeUuid, destinationHost);
         const instance = instances[0];
 
         const change: Change & { kind: 'rehome-compute-node' } = {
@@ -99,26 +99,26 @@ export async function ironicComputeNodeMove(d: Deployment, nodeUuid: string, des
   });
 }
 
-/** nova-manage's preconditions, in its order, with its messages. */
+/** nova-manage's preconditions, in its order, with its messages (read with row locks when forUpdate). */
 async function checkPreconditions(
-  q: Knex | Knex.Transaction,
-  lock: (q: Knex.QueryBuilder) => Knex.QueryBuilder,
+  db: Knex | Knex.Transaction,
+  forUpdate: boolean,
   nodeUuid: string,
   destinationHost: string,
 ): Promise<{ dest: Row; cn: Row; source: Row; instances: Row[] }> {
-  const dest = await firstRow(lock(q('services').select('*').where({ host: destinationHost, binary: 'nova-compute', deleted: 0 }).orderBy('id')));
+  const dest = await liveComputeServiceByHost(db, destinationHost, forUpdate);
   if (dest === undefined) throw fail(`Compute host ${destinationHost} could not be found.`);
   if (Number(dest['forced_down']) !== 0) throw fail('Destination compute is forced down!');
-  const cn = await firstRow(lock(q('compute_nodes').select('*').where({ uuid: nodeUuid, deleted: 0 })));
+  const cn = await liveComputeNodeByUuid(db, nodeUuid, forUpdate);
   if (cn === undefined) throw fail(`Compute host ${nodeUuid} could not be found.`);
   if (cn['hypervisor_type'] !== 'ironic')
     throw fail(`Compute node ${nodeUuid} is not an ironic node (hypervisor_type ${String(cn['hypervisor_type'])}); only ironic nodes can be moved this way.`);
   const serviceId = cn['service_id'];
-  const source = serviceId === null ? undefined : await firstRow(lock(q('services').select('*').where({ id: Number(serviceId), deleted: 0 })));
+  const source = serviceId === null ? undefined : await liveServiceById(db, Number(serviceId), forUpdate);
   // Nova reads the service by compute_nodes.service_id, which Zed never sets: "Service None ...".
   if (source === undefined) throw fail(`Service ${serviceId === null ? 'None' : String(serviceId)} could not be found.`);
   if (Number(source['forced_down']) === 0) throw fail('Source service is not yet forced down!');
-  const instances = (await lock(q('instances').select('*').where({ host: cn['host'] ?? '', node: cn['hypervisor_hostname'] ?? '', deleted: 0 }).orderBy('id'))).map(normaliseRow);
+  const instances = await liveInstancesOnNode(db, String(cn['host'] ?? ''), String(cn['hypervisor_hostname'] ?? ''), forUpdate);
   if (instances.length > 1)
     throw fail('Found an ironic host with more than one instance! Please delete all Nova instances that do not match the instance uuid recorded on the Ironic node.');
   return { dest, cn, source, instances };
@@ -146,11 +146,6 @@ function displayOf(url: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function firstRow(q: PromiseLike<unknown>): Promise<Row | undefined> {
-  const rows = (await q) as Array<Record<string, unknown>>;
-  return rows[0] === undefined ? undefined : normaliseRow(rows[0]);
 }
 
 // ---------------------------------------------------------------------------

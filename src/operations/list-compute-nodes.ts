@@ -2,7 +2,7 @@
 // is optional here: without a [placement_database] connection the provider
 // columns say "unknown" instead of failing the listing.
 import type { Deployment } from '../db/deployment.js';
-import { describeComputeNodes, type ComputeNodeHealth } from '../domain/audit.js';
+import { describeComputeNodes, type ComputeNodeHealth } from '../domain/node-health.js';
 import type { IronicOrigin } from '../domain/model.js';
 import { readSnapshot, type IronicSource } from './read-snapshot.js';
 

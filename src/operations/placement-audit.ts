@@ -9,6 +9,7 @@ import type { Deployment } from '../db/deployment.js';
 import { applyChange } from '../db/apply-change.js';
 import type { Database } from '../db/connect.js';
 import { describeDriverError } from '../db/driver-errors.js';
+import { countConsumerAllocations } from '../db/placement/allocation-counts.js';
 import { CasConflict } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
 import { auditPlacementAllocations, orphansOf, type AuditedProvider, type OrphanedConsumer, type PlacementAuditReport } from '../domain/placement-audit.js';
@@ -128,8 +129,7 @@ async function deleteOrphan(db: Database, journal: JournalWriter, seq: { next: n
       });
     }
     // Gone already (another writer got there first): nova's DELETE counts a 404 as done, and so do we.
-    const left = await db.knex('allocations').count({ n: '*' }).where({ consumer_id: orphan.consumerUuid, resource_provider_id: provider.id }).first();
-    if (Number((left as { n?: unknown } | undefined)?.n ?? 0) === 0) return { status: 'deleted', alreadyGone: true };
+    if ((await countConsumerAllocations(db.knex, orphan.consumerUuid, provider.id)) === 0) return { status: 'deleted', alreadyGone: true };
     return { status: 'failed', reason: err.message };
   }
 }

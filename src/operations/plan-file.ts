@@ -6,9 +6,12 @@
 // uuids, host names and the values the compare-and-swap expects.
 import { renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { Deployment } from '../db/deployment.js';
+import { utcNowString } from '../db/time.js';
 import type { Plan, Refusal, Unit } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
 import { describeFileError, readTextFile } from '../files.js';
+import { readDeploymentIdentity } from './deployment-identity.js';
 import type { DeploymentIdentity } from './journal.js';
 
 export const PLAN_FORMAT = 'nova-reconcile-plan/1';
@@ -29,6 +32,11 @@ export interface PlanFile {
   readonly refused: readonly Refusal[];
   /** Units the dry run left out (--max-count): not in this file, never applied from it. */
   readonly deferredUnits: number;
+}
+
+/** A dry run's plan as a file: stamped with the time and the deployment it was planned on. */
+export async function writePlanOf(path: string, d: Deployment, plan: Plan, options: PlanOptions, deferredUnits: number): Promise<void> {
+  writePlanFile(path, { format: PLAN_FORMAT, command: plan.command, createdAt: utcNowString(), deployment: await readDeploymentIdentity(d), options, units: plan.units, refused: plan.refused, deferredUnits });
 }
 
 export function writePlanFile(path: string, doc: PlanFile): void {

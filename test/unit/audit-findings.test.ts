@@ -1,7 +1,8 @@
 // The audit on small snapshots built in code: each case sets up one problem
 // (or a healthy look-alike) and names the findings it must produce.
 import { describe, expect, it } from 'vitest';
-import { FINDING_KINDS, SUSPECT_ORPHAN_AGE, auditSnapshot, countFindings, describeComputeNodes, type Finding } from '../../src/domain/audit.js';
+import { FINDING_KINDS, SUSPECT_ORPHAN_AGE, auditSnapshot, countFindings, type Finding } from '../../src/domain/audit.js';
+import { describeComputeNodes } from '../../src/domain/node-health.js';
 import type {
   AllocationRec,
   ComputeNodeRec,

@@ -1,0 +1,167 @@
+// The layering rules of docs/ARCHITECTURE.md, checked mechanically on the
+// source text: who may import what, who may touch `process`, and who may build
+// a query. Each rule is also run on an inline sample that breaks it, so a
+// detector that silently matches nothing fails here too.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../../src', import.meta.url));
+
+interface SourceFile {
+  /** Relative to src/, with forward slashes: `operations/run-plan.ts`. */
+  readonly path: string;
+  /** The text with comments blanked out (a comment may name what the code may not do). */
+  readonly code: string;
+}
+
+function listTs(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = join(dir, e.name);
+    if (e.isDirectory()) return listTs(full);
+    return e.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/**
+ * Block comments and line comments removed. A `//` inside a string (a URL)
+ * is kept: only one at a line's start or after whitespace counts as a comment.
+ */
+export function stripComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/(^|\s)\/\/.*$/gm, '$1');
+}
+
+const SOURCES: readonly SourceFile[] = listTs(SRC).map((full) => ({
+  path: relative(SRC, full).split(sep).join('/'),
+  code: stripComments(readFileSync(full, 'utf8')),
+}));
+
+const inFolder = (f: SourceFile, folder: string): boolean => f.path.startsWith(`${folder}/`);
+
+/** The module specifiers of every import and re-export, with `type` when the import is type-only. */
+export function importsOf(code: string): Array<{ readonly from: string; readonly typeOnly: boolean }> {
+  const out: Array<{ from: string; typeOnly: boolean }> = [];
+  for (const m of code.matchAll(/^\s*(import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm))
+    out.push({ from: m[3] ?? '', typeOnly: m[2] !== undefined });
+  for (const m of code.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push({ from: m[1] ?? '', typeOnly: false });
+  return out;
+}
+
+/** Resolve a relative specifier of `file` to a path under src/ (`db/time.js`); bare specifiers stay as they are. */
+function resolved(file: string, from: string): string {
+  if (!from.startsWith('.')) return from;
+  const parts = file.split('/').slice(0, -1);
+  for (const p of from.split('/')) {
+    if (p === '..') parts.pop();
+    else if (p !== '.') parts.push(p);
+  }
+  return parts.join('/');
+}
+
+const DRIVERS = /^(knex|better-sqlite3|mysql2)(\/|$)/;
+
+/** Lines that touch the process (only main.ts may: it hands the rest a CommandContext). */
+export function processUses(code: string): string[] {
+  return code.split('\n').filter((l) => /\bprocess\.[A-Za-z_]|['"](node:)?process['"]|\bglobalThis\.process\b/.test(l));
+}
+
+/**
+ * Lines that build a knex query: calling the knex instance, a transaction or
+ * a database handle with a table name (`knex('t')`, `trx('t')`, `db.knex('t')`,
+ * `q('t')`), or a builder method that nothing else in src/ has. `.update(` counts
+ * only with an object or a column name, since hashes and progress lines have
+ * an `update(value)` of their own.
+ */
+export function queryBuilding(code: string): string[] {
+  const table = /\b(knex|trx|tx|db|q|qb|api|cell|placement)\s*\(\s*['"`][A-Za-z_]+['"`]\s*\)/;
+  const methods = /\.(where|whereIn|whereNot|whereNull|whereNotNull|orWhere|select|insert|del|forUpdate|forShare|raw|onConflict|orderBy|groupBy|count)\s*\(/;
+  const update = /\.update\s*\(\s*[{'"]/;
+  return code.split('\n').filter((l) => table.test(l) || methods.test(l) || update.test(l));
+}
+
+function violations(files: readonly SourceFile[], check: (f: SourceFile) => string[]): string[] {
+  return files.flatMap((f) => check(f).map((v) => `${f.path}: ${v.trim()}`));
+}
+
+describe('layers (docs/ARCHITECTURE.md)', () => {
+  it('reads the source tree', () => {
+    // A wrong path would make every rule below pass on nothing.
+    expect(SOURCES.length).toBeGreaterThan(100);
+    expect(SOURCES.map((f) => f.path)).toContain('main.ts');
+    expect(SOURCES.map((f) => f.path)).toContain('db/deployment.ts');
+  });
+
+  it('domain/ is pure: it imports nothing outside domain/ but errors.ts, and no node:* or package', () => {
+    const bad = violations(
+      SOURCES.filter((f) => inFolder(f, 'domain')),
+      (f) => importsOf(f.code).flatMap((i) => (resolved(f.path, i.from).startsWith('domain/') || resolved(f.path, i.from) === 'errors.js' ? [] : [i.from])),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it('only main.ts touches process', () => {
+    expect(violations(SOURCES.filter((f) => f.path !== 'main.ts'), (f) => processUses(f.code))).toEqual([]);
+  });
+
+  it('only db/ and sandbox/ import knex or a driver (elsewhere: `import type` of knex, which emits no code)', () => {
+    const bad = violations(
+      SOURCES.filter((f) => !inFolder(f, 'db') && !inFolder(f, 'sandbox')),
+      (f) => importsOf(f.code).flatMap((i) => (DRIVERS.test(i.from) && !(i.typeOnly && i.from === 'knex') ? [i.from] : [])),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it('no file under commands/ imports from db/ (commands go through operations/)', () => {
+    const bad = violations(
+      SOURCES.filter((f) => inFolder(f, 'commands')),
+      (f) => importsOf(f.code).flatMap((i) => (resolved(f.path, i.from).startsWith('db/') ? [i.from] : [])),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it('no file outside db/ builds a query (sandbox/ writes the rows of the databases it builds)', () => {
+    expect(violations(SOURCES.filter((f) => !inFolder(f, 'db') && !inFolder(f, 'sandbox')), (f) => queryBuilding(f.code))).toEqual([]);
+  });
+});
+
+describe('the detectors fail on samples that break the rules', () => {
+  it('finds query building', () => {
+    const sample = [
+      "const rows = await trx('services').select('*');",
+      "await db.knex('allocations').count({ n: '*' }).first();",
+      "const cn = await lock(q('compute_nodes'));",
+      "await builder.where({ uuid }).forUpdate();",
+      "await trx.raw('SELECT 1');",
+      "await t.update({ host: 'x' });",
+      "await t.whereIn('id', ids);",
+      "await t.insert(rows);",
+    ];
+    expect(queryBuilding(sample.join('\n'))).toEqual(sample);
+  });
+
+  it('does not take hashes, progress lines, joins or comments for queries', () => {
+    const sample = ['hash.update(key);', "progress.update(p.done, 'x');", "names.join(', ');", "Array.from({ length: 3 });", "const url = 'mysql://db/nova'; // select('*')"];
+    expect(queryBuilding(stripComments(sample.join('\n')))).toEqual([]);
+    expect(queryBuilding(stripComments("/* trx('services').select('*') */\nconst x = 1;"))).toEqual([]);
+  });
+
+  it('finds imports, type-only imports and dynamic imports', () => {
+    const code = "import { withDeployment } from '../db/deployment.js';\nimport type { Knex } from 'knex';\nexport { x } from './x.js';\nconst m = await import('mysql2/promise');";
+    expect(importsOf(code)).toEqual([
+      { from: '../db/deployment.js', typeOnly: false },
+      { from: 'knex', typeOnly: true },
+      { from: './x.js', typeOnly: false },
+      { from: 'mysql2/promise', typeOnly: false },
+    ]);
+    expect(resolved('commands/deployment.ts', '../db/deployment.js')).toBe('db/deployment.js');
+    expect(resolved('domain/a.ts', './b.js')).toBe('domain/b.js');
+  });
+
+  it('finds process', () => {
+    expect(processUses("const e = process.env['X'];\nimport { argv } from 'node:process';\nconst s = 'no cells to process.';")).toEqual([
+      "const e = process.env['X'];",
+      "import { argv } from 'node:process';",
+    ]);
+  });
+});
