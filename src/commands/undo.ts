@@ -15,8 +15,9 @@ export const undoCommand: CommandSpec = {
   args: ['<journal>'],
   description: [
     'Reads a journal written by an applied run (--apply) and restores every row it lists to its before-image, newest change first, ' +
-      'each change in one transaction. Like the apply, it undoes up to [nova_reconcile] apply_concurrency units at a time, only units ' +
-      'that touched none of the same rows or names (those are undone one after the other, in reverse order of their apply). Every row is a compare-and-swap against its after-image: a row that has changed since the run ' +
+      'each change in one transaction. Like the apply, it undoes up to [nova_reconcile] apply_concurrency units at a time; units that ' +
+      'wrote the same rows or names are undone one after the other, in reverse order of their apply. ' +
+      'Every row is a compare-and-swap against its after-image: a row that has changed since the run ' +
       'is refused and reported, never overwritten. Rows already back at their before-image are left alone, so undo can be re-run. ' +
       'It writes under the apply lock, as the applying commands do: a second undo, or an apply, waits up to [nova_reconcile] lock_timeout.',
     'Like every mutating command, undo changes nothing without --apply: it then simulates the restore, in order, inside transactions ' +
