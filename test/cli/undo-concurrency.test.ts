@@ -1,6 +1,6 @@
 // Issue 20: undo runs units side by side, as the apply does ([nova_reconcile]
 // apply_concurrency, default 4), and must stay exact. On MariaDB through the
-// built binary:
+// built binary (the first case on SQLite too):
 //   - units that share a provider (each removal bumps its generation) and a
 //     consumer: undo with concurrency > 1 restores every table to its
 //     checksum, and every row's changes are undone in exact reverse order of
@@ -14,7 +14,7 @@ import { afterEach, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
 import { checksumMysqlDatabases, mysqlDatabaseOf } from '../helpers/db-checksum.js';
 import { describeMysql } from '../helpers/mysql.js';
-import { createTestDeployment, type DbName, type TestDeployment } from '../helpers/test-deployment.js';
+import { createTestDeployment, describeEachDialect, type DbName, type TestDeployment } from '../helpers/test-deployment.js';
 import { generateCloud } from '../../src/sandbox/scale-cloud.js';
 import { libvirtHypervisorHostname } from '../../src/sandbox/scenarios/libvirt.js';
 import { insertAllocations, insertConsumer } from '../../src/sandbox/rows.js';
@@ -80,15 +80,28 @@ function expectReverseOrderPerRow(apply: readonly Line[], undo: readonly Line[])
   for (const [row, units] of applied) expect(undone.get(row), row).toEqual([...units].reverse());
 }
 
-describeMysql('undo side by side [mariadb]', () => {
+/** Every row of the placement tables a delete and its undo touch, in key order. */
+async function placementRows(d: TestDeployment): Promise<Record<string, unknown[]>> {
+  const placement = d.knex('placement');
+  const out: Record<string, unknown[]> = {};
+  for (const table of ['allocations', 'consumers', 'resource_providers', 'inventories', 'projects', 'users']) out[table] = await placement(table).select('*').orderBy('id');
+  return out;
+}
+
+/** The whole deployment on MariaDB (CHECKSUM TABLE), the placement rows on SQLite (its files' bytes move when rows are re-inserted). */
+async function stateOf(d: TestDeployment): Promise<unknown> {
+  if (d.dialect === 'mysql') return checksumMysqlDatabases(DBS.map((n) => mysqlDatabaseOf(d.url(n))));
+  return placementRows(d);
+}
+
+describeEachDialect('undo side by side, units sharing a provider', (dialect) => {
   let d: TestDeployment;
   afterEach(async () => {
     await d?.cleanup();
   });
 
   it('units sharing a provider and a consumer: undo at concurrency 4 restores every row exactly, each row in reverse order', async () => {
-    d = await createTestDeployment('mysql', 'libvirt', 'uc');
-    const names = DBS.map((n) => mysqlDatabaseOf(d.url(n)));
+    d = await createTestDeployment(dialect, 'libvirt', 'uc');
     const placement = d.knex('placement');
     const providerOf = async (host: string): Promise<number> =>
       Number(((await placement('resource_providers').where('name', libvirtHypervisorHostname(host)).first()) as { id: number }).id);
@@ -109,7 +122,8 @@ describeMysql('undo side by side [mariadb]', () => {
     }
     const generation = async (id: number): Promise<number> => Number(((await placement('resource_providers').where('id', id).first()) as { generation: number }).generation);
     const sharedBefore = await generation(shared);
-    const before = await checksumMysqlDatabases(names);
+    const before = await stateOf(d);
+    const rowsBefore = await placementRows(d);
 
     const journal = join(d.dir, 'delete.jsonl');
     const del = await runBin([...d.args, 'placement', 'audit', '--delete', '--journal', journal]);
@@ -119,7 +133,7 @@ describeMysql('undo side by side [mariadb]', () => {
     const sharedAfter = await generation(shared);
     expect(sharedAfter).toBeGreaterThanOrEqual(sharedBefore + 12);
     expect(await placement('consumers').whereIn('uuid', consumers)).toEqual([]);
-    const appliedState = await checksumMysqlDatabases(names);
+    const appliedState = await stateOf(d);
 
     // The dry run simulates it all (sequentially, in the same order) and changes nothing.
     const dry = await runBin([...d.args, 'undo', journal]);
@@ -131,7 +145,8 @@ describeMysql('undo side by side [mariadb]', () => {
     expect(undo.code, undo.stdout + undo.stderr).toBe(4);
     expect(undo.stdout).toContain('24 change(s) restored, 0 already restored, 0 refused.');
     expect(await generation(shared)).toBe(sharedBefore);
-    expect(await checksumMysqlDatabases(names)).toEqual(before);
+    expect(await stateOf(d)).toEqual(before);
+    expect(await placementRows(d)).toEqual(rowsBefore);
     const undone = readLines(undoJournal);
     const committed = new Set(undone.filter((l) => l.type === 'commit').map((l) => l.seq));
     expect(undone.filter((l) => l.type === 'change').every((l) => committed.has(l.seq))).toBe(true);
@@ -141,8 +156,15 @@ describeMysql('undo side by side [mariadb]', () => {
     const redo = await runBin([...d.args, 'undo', undoJournal, '--apply']);
     expect(redo.code, redo.stdout + redo.stderr).toBe(4);
     expect(await generation(shared)).toBe(sharedAfter);
-    expect(await checksumMysqlDatabases(names)).toEqual(appliedState);
+    expect(await stateOf(d)).toEqual(appliedState);
   }, 120_000);
+});
+
+describeMysql('undo side by side, rebalance [mariadb]', () => {
+  let d: TestDeployment;
+  afterEach(async () => {
+    await d?.cleanup();
+  });
 
   it('rebalance: undo overlaps units at concurrency 4 and not at 1, and restores every table both times', async () => {
     d = await createTestDeployment('mysql', 'empty', 'ucr');
