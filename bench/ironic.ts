@@ -220,6 +220,7 @@ export function renderIronicSection(s: IronicSection, runs: number): string {
     `${s.nodes.toLocaleString('en-US')} ironic compute nodes on ${Math.max(1, Math.ceil(s.nodes / NODES_PER_HOST))} hosts (one cell); a local Ironic API ` +
     `(bench/ironic.ts: no auth, endpoint_override, pages of ${IRONIC_MAX_LIMIT} as ironic-api's max_limit) lists ${s.listed.toLocaleString('en-US')} of them, ` +
     `the others having been deleted in Ironic; the file holds the same ${s.listed.toLocaleString('en-US')} nodes. Median of ${runs} runs; the two audits ` +
-    `alternate run by run, and their findings must be identical. "seconds" of an audit is the whole process; the listing is in-process.\n\n${renderIronicTable(s)}`
+    `alternate run by run, and their findings must be identical. "seconds" of an audit is the whole process; the listing is in-process.\n\n${renderIronicTable(s)}\n\n` +
+    s.rows.map((r) => `- ${r.command}: ${r.runs.map(formatSeconds).join(' / ')} s`).join('\n')
   );
 }
