@@ -34,7 +34,8 @@ import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from './model.js';
 import { checkCapacity } from './capacity.js';
 import { buildHashRing, ringOwner, type HashRing } from './hash-ring.js';
 import { isUuid } from './ironic-nodes.js';
-import { ANY_GROUP, partitionOfNode, type IronicPartition } from './partitions.js';
+import { ironicTruthArgs } from './orphan-nodes.js';
+import { ANY_GROUP, partitionOfNode, unservedGroup, type IronicPartition } from './partitions.js';
 import { isServiceUp } from './liveness.js';
 import type { AllocationPart, Plan, PlannedChange, Refusal, Unit } from './plan.js';
 import { bumpConsumersOn, newPlanState, planProviderTreeRemoval, type PlanState } from './provider-removal.js';
@@ -296,6 +297,26 @@ interface NodePlan {
 }
 
 function planNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult {
+  const result = planListedNode(ctx, group);
+  if (result.kind === 'clean') return result;
+  // With ironic truth, a node Ironic does not list is gone, not moved: it is
+  // not re-homed nor its duplicates retired, whatever the ring says, because
+  // its rows belong to cleanup_orphans (which removes them all, or refuses
+  // while an instance is on it). A complete listing is guaranteed upstream.
+  const hh = (group[0] as ComputeNodeRec).hypervisorHostname as string;
+  if (ctx.s.ironicNodes === undefined || !isUuid(hh) || ctx.ix.ironicNodeByUuid.has(hh.toLowerCase())) return result;
+  const origin = ctx.s.ironicOrigin;
+  return {
+    kind: 'refused',
+    refusal: {
+      subject: `ironic node ${hh} in cell ${(group[0] as ComputeNodeRec).cellUuid}`,
+      reason: `${origin?.label ?? 'the ironic node list'} does not list it (${origin?.nodes ?? ctx.s.ironicNodes.length} nodes): it is gone from Ironic, so it is not re-homed; its compute node(s) are orphans`,
+      suggestion: `nova-reconcile compute_node cleanup_orphans${ironicTruthArgs(origin)} --node ${hh}`,
+    },
+  };
+}
+
+function planListedNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult {
   const rows = [...group].sort(byAge);
   const first = rows[0] as ComputeNodeRec;
   const cellUuid = first.cellUuid;
@@ -596,7 +617,16 @@ function planCell(np: NodePlan): Step {
     why = `the newest duplicate was created by ${newest.host ?? '-'}, which is up: that service has taken the node over`;
   } else if (isDead(ctx, canonicalHealth)) {
     const partitions = ctx.s.ironicPartitions;
-    const partition = ctx.ringMembers === undefined && partitions !== undefined ? partitionOfNode(partitions, canonical, ctx.ix.ironicNodeByUuid.get(hh.toLowerCase())) : undefined;
+    const listed = ctx.ix.ironicNodeByUuid.get(hh.toLowerCase());
+    const partition = ctx.ringMembers === undefined && partitions !== undefined ? partitionOfNode(partitions, canonical, listed) : undefined;
+    // Ironic's conductor group decides the ring; one that no nova-compute serves leaves the node unmanaged (audit's ironic-node-unmanaged), not for a ring to take.
+    const unserved = ctx.ringMembers === undefined ? unservedGroup(partitions, listed) : undefined;
+    if (unserved !== undefined)
+      return {
+        ok: false,
+        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and Ironic puts it in conductor group "${unserved}", which no nova-compute of [nova_reconcile] ironic_partitions serves: no ring owns it`,
+        suggestion: `serve conductor group "${unserved}" (a nova-compute with [ironic] partition_key = ${unserved}, named in ironic_partitions), or move the node back in Ironic; without an instance, compute_node cleanup_orphans removes it`,
+      };
     if (ctx.ringMembers === undefined && partitions !== undefined && partition === undefined)
       return {
         ok: false,
