@@ -5,8 +5,10 @@
 // Ironic does not list is not re-homed but named for cleanup_orphans; the
 // scope options keep working; an Ironic that fails changes nothing. The
 // Ironic API is the local fake of test/helpers/fake-ironic.ts.
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { runBin, type CliResult } from '../helpers/cli.js';
 import { snapshotDeployment } from '../helpers/db-checksum.js';
@@ -30,6 +32,13 @@ interface Doc {
   units: Array<{ id: string; title: string }>;
   refused: Array<{ subject: string; reason: string; suggestion?: string }>;
   ironic_source?: unknown;
+}
+
+/** The plan contract (schemas/plan.schema.json) holds with ironic_source beside its keys. */
+const planSchema = new Ajv({ allErrors: true, strict: true, strictRequired: false }).compile(JSON.parse(readFileSync(fileURLToPath(new URL('../../schemas/plan.schema.json', import.meta.url)), 'utf8')) as object);
+
+function expectPlanContract(r: CliResult): void {
+  expect(planSchema(JSON.parse(r.stdout)), JSON.stringify(planSchema.errors)).toBe(true);
 }
 
 function doc(r: CliResult): Doc {
@@ -94,6 +103,7 @@ describeEachDialect('compute_node rebalance with ironic truth', (dialect) => {
     expect(r.stderr).toBe(`ironic nodes: 3 from the Ironic API at ${fake.url}/baremetal (complete listing)\n`);
     const planned = doc(r);
     expect(planned.ironic_source).toEqual({ kind: 'api', location: `${fake.url}/baremetal`, nodes: 3 });
+    expectPlanContract(r);
     expect(planned.refused).toEqual([]);
     expect(planned.units.find((u) => u.id.endsWith(`:${X}`))?.title).toContain(`from ${DEAD} to ${CGB_HOST}`);
     expect(planned.units.find((u) => u.id.endsWith(`:${N}`))?.title).toContain(`to ${LIVE}`);
@@ -104,6 +114,8 @@ describeEachDialect('compute_node rebalance with ironic truth', (dialect) => {
 
     const applied = await rebalance('--apply');
     expect(applied.code, applied.stderr).toBe(4);
+    expectPlanContract(applied);
+    expect(doc(applied).ironic_source).toEqual({ kind: 'api', location: `${fake.url}/baremetal`, nodes: 3 });
     expect(await hostOf(d, X)).toBe(CGB_HOST);
     expect(await hostOf(d, N)).toBe(LIVE);
     const again = await rebalance();
