@@ -43,7 +43,9 @@ export const rebalanceCommand: CommandSpec = {
       "not from its dead host's partition, so a node moved to another group is hashed over that group's hosts; a group that no " +
       'nova-compute serves is refused (the node is unmanaged, as audit reports). A node that a complete listing does not hold is gone ' +
       'from Ironic: it is neither re-homed nor are its duplicates retired; it is refused and named for compute_node cleanup_orphans. ' +
-      'Without ironic truth every node is taken to exist, as before.',
+      'Without ironic truth every node is taken to exist, as before. When the given nova.conf sets [ironic] shard (Nova 2024.1) with ' +
+      "[DEFAULT] host, that nova-compute owns every node Ironic puts in its shard (API 1.82), as Nova forces its ring to itself, and " +
+      'no ring gives it a node of another shard; a shard without [DEFAULT] host is a configuration error (exit 2).',
   ],
   options: [
     { flags: '--include-down', description: 'also re-home nodes of services that are down for longer than service_down_time (forced down always counts)' },

@@ -254,10 +254,10 @@ function describeHealth(health: ServiceHealth): string {
  * cell that have ironic compute nodes (soft-deleted rows count, as in Nova's
  * join); or the operator's list, which stands for [ironic] peer_list.
  */
-function ringOf(ctx: Ctx, cellUuid: string, partition?: IronicPartition): CellRing {
+function ringOf(ctx: Ctx, cellUuid: string, partition?: IronicPartition, exclude?: string): CellRing {
   // One ring per partition (Nova hashes a partition's nodes over its peer_list only); "*" is the unpartitioned ring.
   const peers = partition === undefined || partition.group === ANY_GROUP ? undefined : new Set(partition.hosts);
-  const cacheKey = peers === undefined ? cellUuid : `${cellUuid}\u0000${partition?.group ?? ''}`;
+  const cacheKey = `${peers === undefined ? cellUuid : `${cellUuid}\u0000${partition?.group ?? ''}`}\u0000${exclude ?? ''}`;
   const cached = ctx.rings.get(cacheKey);
   if (cached !== undefined) return cached;
   const ironicHosts = new Set(ctx.s.computeNodes.filter((n) => n.cellUuid === cellUuid && n.hypervisorType === 'ironic').map((n) => hostKey(n.host)));
@@ -265,6 +265,8 @@ function ringOf(ctx: Ctx, cellUuid: string, partition?: IronicPartition): CellRi
   for (const svc of ctx.s.services) {
     if (svc.cellUuid !== cellUuid || svc.deleted || svc.binary !== 'nova-compute' || svc.host === null || svc.disabled) continue;
     if (!isServiceUp(svc, ctx.s.takenAt, ctx.s.serviceDownTime)) continue;
+    // A shard's nova-compute lists only its shard's nodes: it takes no other node, whatever a ring says.
+    if (exclude !== undefined && svc.host.toLowerCase() === exclude) continue;
     if (ctx.ringMembers !== undefined ? !ctx.ringMembers.has(hostKey(svc.host)) : peers !== undefined ? !peers.has(svc.host.toLowerCase()) : !ironicHosts.has(hostKey(svc.host))) continue;
     services.set(svc.host.toLowerCase(), svc);
   }
@@ -618,31 +620,45 @@ function planCell(np: NodePlan): Step {
   } else if (isDead(ctx, canonicalHealth)) {
     const partitions = ctx.s.ironicPartitions;
     const listed = ctx.ix.ironicNodeByUuid.get(hh.toLowerCase());
-    const partition = ctx.ringMembers === undefined && partitions !== undefined ? partitionOfNode(partitions, canonical, listed) : undefined;
-    // Ironic's conductor group decides the ring; one that no nova-compute serves leaves the node unmanaged (audit's ironic-node-unmanaged), not for a ring to take.
-    const unserved = ctx.ringMembers === undefined ? unservedGroup(partitions, listed) : undefined;
-    if (unserved !== undefined)
-      return {
-        ok: false,
-        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and Ironic puts it in conductor group "${unserved}", which no nova-compute of [nova_reconcile] ironic_partitions serves: no ring owns it`,
-        suggestion: `serve conductor group "${unserved}" (a nova-compute with [ironic] partition_key = ${unserved}, named in ironic_partitions), or move the node back in Ironic; without an instance, compute_node cleanup_orphans removes it`,
-      };
-    if (ctx.ringMembers === undefined && partitions !== undefined && partition === undefined)
-      return {
-        ok: false,
-        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and which partition's ring owns it is not known: ${from} is in no single partition of [nova_reconcile] ironic_partitions and the ironic truth does not give the node's conductor group`,
-        suggestion: 'name the host in [nova_reconcile] ironic_partitions, or give the ring with --ring-members',
-      };
-    const ring = ringOf(ctx, cellUuid, partition);
-    const owner = ringOwner(ring.ring, hh);
-    if (owner === undefined)
-      return {
-        ok: false,
-        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid}${partition === undefined || partition.group === ANY_GROUP ? '' : ` serving conductor group "${partition.group}"`} can take it over`,
-        suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members; if Ironic no longer lists the node: nova-reconcile compute_node cleanup_orphans --ironic-nodes FILE',
-      };
-    dest = ring.services.get(owner);
-    why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members${partition === undefined || partition.group === ANY_GROUP ? '' : ` of conductor group "${partition.group}"`} (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
+    // Nova 2024.1 [ironic] shard: that nova-compute's ring is itself alone, so it owns every node of its shard and no other.
+    const shard = ctx.ringMembers === undefined ? ctx.s.ironicShard : undefined;
+    if (shard !== undefined && typeof listed?.shard === 'string' && listed.shard === shard.shard) {
+      const svc = ctx.ix.liveComputeService.get(serviceKey(cellUuid, shard.host));
+      if (svc === undefined || hostKey(svc.host) === hostKey(from) || healthOf(ctx, cellUuid, svc.host) !== 'up')
+        return {
+          ok: false,
+          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", whose nova-compute (${shard.host}: [ironic] shard and [DEFAULT] host of the given nova.conf) is not an up service of cell ${cellUuid}, and no other nova-compute takes a node of that shard`,
+          suggestion: `start nova-compute on ${shard.host}, or name the ring with --ring-members`,
+        };
+      dest = svc;
+      why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", which ${svc.host ?? '-'} serves alone ([ironic] shard): it owns every node of the shard`;
+    } else {
+      const partition = ctx.ringMembers === undefined && partitions !== undefined ? partitionOfNode(partitions, canonical, listed) : undefined;
+      // Ironic's conductor group decides the ring; one that no nova-compute serves leaves the node unmanaged (audit's ironic-node-unmanaged), not for a ring to take.
+      const unserved = ctx.ringMembers === undefined ? unservedGroup(partitions, listed) : undefined;
+      if (unserved !== undefined)
+        return {
+          ok: false,
+          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and Ironic puts it in conductor group "${unserved}", which no nova-compute of [nova_reconcile] ironic_partitions serves: no ring owns it`,
+          suggestion: `serve conductor group "${unserved}" (a nova-compute with [ironic] partition_key = ${unserved}, named in ironic_partitions), or move the node back in Ironic; without an instance, compute_node cleanup_orphans removes it`,
+        };
+      if (ctx.ringMembers === undefined && partitions !== undefined && partition === undefined)
+        return {
+          ok: false,
+          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and which partition's ring owns it is not known: ${from} is in no single partition of [nova_reconcile] ironic_partitions and the ironic truth does not give the node's conductor group`,
+          suggestion: 'name the host in [nova_reconcile] ironic_partitions, or give the ring with --ring-members',
+        };
+      const ring = ringOf(ctx, cellUuid, partition, shard?.host);
+      const owner = ringOwner(ring.ring, hh);
+      if (owner === undefined)
+        return {
+          ok: false,
+          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid}${partition === undefined || partition.group === ANY_GROUP ? '' : ` serving conductor group "${partition.group}"`} can take it over`,
+          suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members; if Ironic no longer lists the node: nova-reconcile compute_node cleanup_orphans --ironic-nodes FILE',
+        };
+      dest = ring.services.get(owner);
+      why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members${partition === undefined || partition.group === ANY_GROUP ? '' : ` of conductor group "${partition.group}"`} (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
+    }
   }
   const rehomeTo = dest !== undefined && dest.host !== null && hostKey(dest.host) !== hostKey(from) ? dest : undefined;
   const finalHost = rehomeTo?.host ?? from;

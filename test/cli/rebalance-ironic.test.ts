@@ -71,6 +71,7 @@ describeEachDialect('compute_node rebalance with ironic truth', (dialect) => {
     fake.nodes = ironic('cg-b');
     fake.fault = { kind: 'none' };
     fake.pageSize = 2;
+    fake.maxVersion = '1.81';
     fake.requests.length = 0;
     resetPages(fake);
     d = await createTestDeployment(dialect, 'ironic-failover', 'ri');
@@ -199,6 +200,46 @@ describeEachDialect('compute_node rebalance with ironic truth', (dialect) => {
     const rest = await rebalance('--host', DEAD, '--max-count', '1', '--apply');
     expect(rest.code, rest.stderr).toBe(4);
     expect([await hostOf(d, N), await hostOf(d, X)]).toEqual([LIVE, CGB_HOST]);
+  });
+
+  it("[ironic] shard with [DEFAULT] host: that compute owns every node of its shard and takes no node of another shard", async () => {
+    const shardConf = (host: string | undefined): void =>
+      appendFileSync(
+        d.confPath,
+        [...(host === undefined ? [] : ['[DEFAULT]', `host = ${host}`]), '[ironic]', 'auth_type = none', `endpoint_override = ${fake.url}/baremetal`, 'api_max_retries = 0', 'shard = s1', ''].join('\n'),
+      );
+    fake.maxVersion = '1.82';
+    // X is in the default conductor group, whose ring alone would give it to LIVE.
+    const nodes = (shardOfX: string): FakeNode[] => ironic('').map((n) => ({ ...n, shard: n.uuid === X ? shardOfX : 's0' }));
+    fake.nodes = nodes('s1');
+    const base = readFileSync(d.confPath, 'utf8');
+    shardConf(CGB_HOST);
+    const owned = await rebalance();
+    expect(owned.code, owned.stderr).toBe(3);
+    const unit = doc(owned).units.find((u) => u.id.endsWith(`:${X}`));
+    expect(unit?.title).toContain(`from ${DEAD} to ${CGB_HOST}`);
+    const text = await runBin([...d.args, 'compute_node', 'rebalance']);
+    expect(text.stdout).toContain(`Ironic puts it in shard "s1", which ${CGB_HOST} serves alone ([ironic] shard)`);
+
+    // X in another shard, and LIVE is the shard's compute: LIVE does not take it, and no other up host of its group is left.
+    writeFileSync(d.confPath, base);
+    shardConf(LIVE);
+    fake.nodes = nodes('s2');
+    const other = await rebalance();
+    expect(other.code, other.stderr).toBe(3);
+    expect(doc(other).units.map((u) => u.id)).not.toContain(`rebalance:${d.dbs.cellUuids.cell1}:${X}`);
+    expect(doc(other).refused.map((r) => r.subject)).toEqual([`ironic node ${X} in cell ${d.dbs.cellUuids.cell1}`]);
+    expect(doc(other).refused[0]?.reason).toContain('can take it over');
+
+    // A shard without [DEFAULT] host: which compute owns it would be a guess.
+    writeFileSync(d.confPath, base);
+    shardConf(undefined);
+    const before = await snapshotDeployment(d);
+    const guess = await runBin([...d.args, 'compute_node', 'rebalance', '--apply']);
+    expect(guess.code).toBe(2);
+    expect(guess.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(guess.stderr).toContain('[ironic] shard needs [DEFAULT] host');
+    expect(await snapshotDeployment(d)).toEqual(before);
   });
 
   it('an Ironic that fails (HTTP 500) or --ironic-source api without [ironic]: exit 2, one line, nothing changed', async () => {
