@@ -45,7 +45,7 @@ export const rebalanceCommand: CommandSpec = {
       'from Ironic: it is neither re-homed nor are its duplicates retired; it is refused and named for compute_node cleanup_orphans. ' +
       'Without ironic truth every node is taken to exist, as before. When the given nova.conf sets [ironic] shard (Nova 2024.1) with ' +
       "[DEFAULT] host, that nova-compute owns every node Ironic puts in its shard (API 1.82), as Nova forces its ring to itself, and " +
-      'no ring gives it a node of another shard; a shard without [DEFAULT] host is a configuration error (exit 2).',
+      "no ring gives it a node of another shard; without [DEFAULT] host the shard's nodes are refused (which compute owns them is not known).",
   ],
   options: [
     { flags: '--include-down', description: 'also re-home nodes of services that are down for longer than service_down_time (forced down always counts)' },

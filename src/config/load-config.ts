@@ -105,10 +105,12 @@ function readPartitions(lookup: OptionLookup, problems: string[]): readonly Part
 /**
  * [ironic] shard (Nova 2024.1): a nova-compute with a shard forces its ring
  * to itself ({CONF.host}), so it owns every node of its shard. Which host
- * that is comes from [DEFAULT] host: Nova's default, the machine's hostname,
- * is this machine's and would be a guess, so a shard without host is refused.
+ * that is comes from [DEFAULT] host; Nova's default, the machine's hostname,
+ * is this machine's and would be a guess, so without it the host stays
+ * unknown (rebalance then refuses that shard's nodes). Never an error here:
+ * the nova-manage commands read the same file.
  */
-function readShard(lookup: OptionLookup, problems: string[]): { shard: string; host: string } | undefined {
+function readShard(lookup: OptionLookup, problems: string[]): { shard: string; host: string | undefined } | undefined {
   const shard = lookup.find('ironic', 'shard')?.value.trim();
   if (shard === undefined || shard === '') return undefined;
   if (!/^[a-zA-Z0-9_.-]+$/.test(shard)) {
@@ -116,11 +118,7 @@ function readShard(lookup: OptionLookup, problems: string[]): { shard: string; h
     return undefined;
   }
   const host = lookup.find('DEFAULT', 'host')?.value.trim();
-  if (host === undefined || host === '') {
-    problems.push('[ironic] shard needs [DEFAULT] host in the same configuration: the nova-compute that owns the shard');
-    return undefined;
-  }
-  return Object.freeze({ shard, host: host.toLowerCase() });
+  return Object.freeze({ shard, host: host === undefined || host === '' ? undefined : host.toLowerCase() });
 }
 
 /**

@@ -76,7 +76,7 @@ export interface ReconcileSettings {
    * host: that nova-compute owns every node of the shard, and no node of
    * another shard. Absent when the file sets no shard.
    */
-  readonly ironicShard?: { readonly shard: string; readonly host: string };
+  readonly ironicShard?: { readonly shard: string; readonly host: string | undefined };
   /** [nova_reconcile] ironic_ring_members, comma-separated; undefined when unset. */
   readonly ironicRingMembers: readonly string[] | undefined;
   /**

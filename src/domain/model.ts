@@ -143,7 +143,7 @@ export interface Snapshot {
   /** Which nova-compute hosts serve which conductor group ([nova_reconcile] ironic_partitions, [ironic] partition_key); absent when not described. */
   readonly ironicPartitions?: readonly IronicPartition[];
   /** The given nova.conf's [ironic] shard and [DEFAULT] host (lower-cased); absent when it sets no shard. */
-  readonly ironicShard?: { readonly shard: string; readonly host: string };
+  readonly ironicShard?: { readonly shard: string; readonly host: string | undefined };
 }
 
 export interface IronicOrigin {

@@ -623,6 +623,12 @@ function planCell(np: NodePlan): Step {
     // Nova 2024.1 [ironic] shard: that nova-compute's ring is itself alone, so it owns every node of its shard and no other.
     const shard = ctx.ringMembers === undefined ? ctx.s.ironicShard : undefined;
     if (shard !== undefined && typeof listed?.shard === 'string' && listed.shard === shard.shard) {
+      if (shard.host === undefined)
+        return {
+          ok: false,
+          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", the given nova.conf's [ironic] shard, but that file sets no [DEFAULT] host, so which nova-compute owns the shard is not known`,
+          suggestion: 'use the nova.conf of the shard\'s nova-compute (with its [DEFAULT] host), or name the ring with --ring-members',
+        };
       const svc = ctx.ix.liveComputeService.get(serviceKey(cellUuid, shard.host));
       if (svc === undefined || hostKey(svc.host) === hostKey(from) || healthOf(ctx, cellUuid, svc.host) !== 'up')
         return {
