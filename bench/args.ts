@@ -42,6 +42,10 @@ export interface BenchOptions {
   readonly servers: number;
   /** Only the parallelism section, none of the per-size benchmarks. */
   readonly parallelismOnly: boolean;
+  /** Ironic nodes of the Ironic API section (bench/ironic.ts); 0 skips it. */
+  readonly ironicNodes: number;
+  /** Only the Ironic API section. */
+  readonly ironicOnly: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--runs R] [--nova-runs R]
@@ -49,7 +53,7 @@ export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--
                         [--budget-minutes B] [--nodes-per-host K] [--out FILE|-] [--mysql URL]
                         [--reconcile-hosts N[,N...]|none]
                         [--parallelism-hosts N] [--parallelism-cells C] [--servers S]
-                        [--parallelism-only]
+                        [--parallelism-only] [--ironic-nodes N] [--ironic-only]
 
   --hosts N[,N...]   hosts per cell, one benchmark per size (default 1000,10000,30000)
   --cells C          cells holding hosts, besides cell0 (default 1)
@@ -78,7 +82,12 @@ Cell parallelism across servers (bench/README.md, "Several servers"):
   --servers S        servers the cells are spread over, the --mysql one included; S - 1
                      throw-away MariaDB servers are started and removed (default 2)
   --parallelism-only only this measurement, none of the --hosts sizes; no report
-                     unless --out is given`;
+                     unless --out is given
+
+The Ironic API as the node list's source (bench/README.md, "Ironic"):
+  --ironic-nodes N   ironic nodes listed from a local Ironic API, and audit with
+                     --ironic-source api against audit --ironic-nodes FILE (default 10000; 0: skip)
+  --ironic-only      only this measurement; no report unless --out is given`;
 
 export class UsageError extends Error {}
 
@@ -105,6 +114,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         'parallelism-cells': { type: 'string' },
         servers: { type: 'string' },
         'parallelism-only': { type: 'boolean' },
+        'ironic-nodes': { type: 'string' },
+        'ironic-only': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -139,6 +150,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   const servers = positiveInt('--servers', v.servers ?? '2', problems);
   const parallelismOnly = v['parallelism-only'] === true;
   if (parallelismOnly && parallelismHosts === 0) problems.push('--parallelism-only needs --parallelism-hosts greater than 0');
+  const ironicText = v['ironic-nodes'] ?? '10000';
+  const ironicNodes = ironicText === '0' ? 0 : positiveInt('--ironic-nodes', ironicText, problems);
+  const ironicOnly = v['ironic-only'] === true;
+  if (ironicOnly && ironicNodes === 0) problems.push('--ironic-only needs --ironic-nodes greater than 0');
+  if (ironicOnly && parallelismOnly) problems.push('--ironic-only and --parallelism-only exclude each other');
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return Object.freeze({
     sizes: Object.freeze(sizes),
@@ -150,13 +166,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     budgetMinutes,
     nodesPerHost,
     // --parallelism-only must not overwrite the full report with a partial one.
-    out: v.out ?? (parallelismOnly ? '-' : 'bench/RESULTS.md'),
+    out: v.out ?? (parallelismOnly || ironicOnly ? '-' : 'bench/RESULTS.md'),
     mysqlUrl,
     reconcileSizes: Object.freeze(reconcileSizes),
     parallelismHosts,
     parallelismCells,
     servers,
     parallelismOnly,
+    ironicNodes,
+    ironicOnly,
   });
 }
 

@@ -40,6 +40,7 @@ import {
 import { killAllServersSync, liveServers, stopAllServers } from './servers.js';
 import { verifyMappings } from './verify.js';
 import { benchTables, renderTableTimings } from './tables.js';
+import { benchmarkIronic, renderIronicSection, renderIronicTable, type IronicSection } from './ironic.js';
 
 const OURS_TIMEOUT_MS = 10 * 60_000;
 const NOVA_TIMEOUT_MS = 30 * 60_000;
@@ -117,18 +118,24 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const sizes: SizeResult[] = [];
   const notes: string[] = [];
-  for (const hostsPerCell of opts.parallelismOnly ? [] : opts.sizes) {
+  const only = opts.parallelismOnly || opts.ironicOnly;
+  for (const hostsPerCell of only ? [] : opts.sizes) {
     const { result, notes: sizeNotes } = await benchmarkSize(env, hostsPerCell);
     sizes.push(result);
     notes.push(...sizeNotes);
     process.stderr.write(`\n${renderResultsTable([result])}\n\n`);
   }
   let reconcile: ReconcileSection | undefined;
-  if (!opts.parallelismOnly && opts.reconcileSizes.length > 0) {
+  if (!only && opts.reconcileSizes.length > 0) {
     reconcile = await benchmarkReconcile({ server, cli: CLI, runs: opts.runs, nova, novaMaxHosts: opts.novaMaxHosts, progress }, opts.reconcileSizes);
     process.stderr.write(`\n${renderReconcileTables(reconcile)}\n\n`);
   }
-  const parallelism = await runParallelismSection(opts, server, CLI, progress);
+  let ironic: IronicSection | undefined;
+  if (!opts.parallelismOnly && opts.ironicNodes > 0) {
+    ironic = await benchmarkIronic({ server, cli: CLI, runs: opts.runs, progress }, opts.ironicNodes);
+    process.stderr.write(`\n${renderIronicTable(ironic)}\n\n`);
+  }
+  const parallelism = opts.ironicOnly ? undefined : await runParallelismSection(opts, server, CLI, progress);
   if (parallelism !== undefined) process.stderr.write(`\n${parallelism.table}\n\n`);
   const totalSeconds = (Date.now() - began) / 1000;
   notes.push(`The whole benchmark took ${formatSeconds(totalSeconds)} s; load average at the end: ${formatLoad()}.`);
@@ -146,12 +153,14 @@ async function main(argv: readonly string[]): Promise<number> {
       notes,
       sections: [
         ...(reconcile === undefined ? [] : [renderReconcileSection(reconcile)]),
+        ...(ironic === undefined ? [] : [renderIronicSection(ironic, opts.runs)]),
         `## Table rendering\n\nThe reconciliation tables (\`compute_node list\`, \`audit\`) rendered in-process, median of 3 runs; the target is 30,000 rows in at most 1 s.\n\n${tableTimings}`, ...(parallelism === undefined ? [] : [parallelism.markdown])],
     },
     sizes,
   );
   if (sizes.length > 0) process.stdout.write(`${renderResultsTable(sizes)}\n\nTargets:\n\n${renderTargetsTable(sizes)}\n`);
   if (reconcile !== undefined) process.stdout.write(`\nThe other commands:\n\n${renderReconcileTables(reconcile)}\n`);
+  if (ironic !== undefined) process.stdout.write(`${sizes.length > 0 ? '\n' : ''}The Ironic API as the node list's source:\n\n${renderIronicTable(ironic)}\n`);
   if (parallelism !== undefined) process.stdout.write(`${sizes.length > 0 ? '\n' : ''}Cell parallelism across servers:\n\n${parallelism.table}\n`);
   process.stdout.write(`\nTable rendering:\n\n${tableTimings}\n`);
   if (opts.out !== '-') {

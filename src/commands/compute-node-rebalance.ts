@@ -7,6 +7,8 @@ import { readSnapshot } from '../operations/read-snapshot.js';
 import { resolveScope } from '../operations/scope.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
 import { scopeArguments } from './scope-arguments.js';
+import type { IronicOrigin } from '../domain/model.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, readIronicOptions } from './ironic-source.js';
 
 export const rebalanceCommand: CommandSpec = {
   path: ['compute_node', 'rebalance'],
@@ -38,10 +40,18 @@ export const rebalanceCommand: CommandSpec = {
       'ironic_partitions (and the given nova.conf\'s [ironic] partition_key/peer_list) gives one ring per partition, as Nova hashes a ' +
       "partition's nodes over its peer_list only: a node goes to the owner among its partition's up hosts (its partition is the one " +
       "its dead host serves). --ring-members / [nova_reconcile] ironic_ring_members name one ring for every node and override that.",
+    'With ironic truth (the Ironic API from nova.conf [ironic], or --ironic-nodes FILE) the node\'s conductor group comes from Ironic, ' +
+      "not from its dead host's partition, so a node moved to another group is hashed over that group's hosts; a group that no " +
+      'nova-compute serves is refused (the node is unmanaged, as audit reports). A node that a complete listing does not hold is gone ' +
+      'from Ironic: it is neither re-homed nor are its duplicates retired; it is refused and named for compute_node cleanup_orphans. ' +
+      'Without ironic truth every node is taken to exist, as before. When the given nova.conf sets [ironic] shard (Nova 2024.1) with ' +
+      "[DEFAULT] host, that nova-compute owns every node Ironic puts in its shard (API 1.82), as Nova forces its ring to itself, and " +
+      "no ring gives it a node of another shard; without [DEFAULT] host the shard's nodes are refused (which compute owns them is not known).",
   ],
   options: [
     { flags: '--include-down', description: 'also re-home nodes of services that are down for longer than service_down_time (forced down always counts)' },
     { flags: '--ring-members <hosts>', description: 'comma-separated ring members, overriding [nova_reconcile] ironic_ring_members and Nova\'s membership' },
+    ...IRONIC_OPTIONS,
     SCOPE_CELL,
     SCOPE_HOST,
     SCOPE_NODE,
@@ -49,7 +59,7 @@ export const rebalanceCommand: CommandSpec = {
     ...APPLY_OPTIONS,
   ],
   exitCodes: PLAN_EXIT_CODES,
-  examples: ['nova-reconcile compute_node rebalance', 'nova-reconcile compute_node rebalance --include-down --apply', 'nova-reconcile compute_node rebalance --node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --apply --format json'],
+  examples: ['nova-reconcile compute_node rebalance', 'nova-reconcile compute_node rebalance --include-down --apply', 'nova-reconcile compute_node rebalance --ironic-source api --include-down', 'nova-reconcile compute_node rebalance --node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --apply --format json'],
   async run(ctx, o) {
     const scope = scopeArguments(o);
     const configured = ctx.loadConfig().reconcile.ironicRingMembers;
@@ -59,8 +69,14 @@ export const rebalanceCommand: CommandSpec = {
         : configured === undefined
           ? undefined
           : { hosts: configured, source: '[nova_reconcile] ironic_ring_members' };
+    // Read before any database is opened: an Ironic that fails leaves nothing behind.
+    const ironic = await readIronicOptions(ctx, o);
+    let origin: IronicOrigin | undefined;
     return runPlanCommand(ctx, o, async (d) => {
-      const snapshot = await readSnapshot(d, { placement: true });
+      const snapshot = await readSnapshot(d, { placement: true, ...(ironic === undefined ? {} : { ironic }) });
+      origin = snapshot.ironicOrigin;
+      const line = describeIronicOrigin(origin);
+      if (line !== undefined) ctx.stderr.write(line + '\n');
       const { cellUuid, host, nodes } = resolveScope(snapshot, scope);
       const options = {
         includeDown: o['includeDown'] === true,
@@ -70,6 +86,6 @@ export const rebalanceCommand: CommandSpec = {
         ...(ringMembers === undefined ? {} : { ringMembers }),
       };
       return planRebalance(snapshot, options);
-    });
+    }, { jsonExtras: () => ironicOriginJson(origin) });
   },
 };

@@ -50,6 +50,7 @@ export function loadConfig(args: LoadConfigArgs): NovaConfig {
   const reconcile = readReconcileSettings(lookup, args, problems);
   const ironic = readIronicSettings(lookup, problems);
   const ironicPartitions = readPartitions(lookup, problems);
+  const ironicShard = readShard(lookup, problems);
 
   if (problems.length > 0) {
     const message = problems.length === 1 ? (problems[0] ?? '') : `${problems.length} invalid configuration values: ${problems.join('; ')}`;
@@ -67,7 +68,10 @@ export function loadConfig(args: LoadConfigArgs): NovaConfig {
     ironic,
     serviceDownTime: effectiveServiceDownTime(configuredDownTime, reportInterval),
     reportInterval,
-    reconcile: ironicPartitions === undefined ? reconcile : Object.freeze({ ...reconcile, ironicPartitions }),
+    reconcile:
+      ironicPartitions === undefined && ironicShard === undefined
+        ? reconcile
+        : Object.freeze({ ...reconcile, ...(ironicPartitions === undefined ? {} : { ironicPartitions }), ...(ironicShard === undefined ? {} : { ironicShard }) }),
   });
 }
 
@@ -96,6 +100,25 @@ function readPartitions(lookup: OptionLookup, problems: string[]): readonly Part
     }
   }
   return partitions.length === 0 ? undefined : Object.freeze(partitions.map((p) => Object.freeze(p)));
+}
+
+/**
+ * [ironic] shard (Nova 2024.1): a nova-compute with a shard forces its ring
+ * to itself ({CONF.host}), so it owns every node of its shard. Which host
+ * that is comes from [DEFAULT] host; Nova's default, the machine's hostname,
+ * is this machine's and would be a guess, so without it the host stays
+ * unknown (rebalance then refuses that shard's nodes). Never an error here:
+ * the nova-manage commands read the same file.
+ */
+function readShard(lookup: OptionLookup, problems: string[]): { shard: string; host: string | undefined } | undefined {
+  const shard = lookup.find('ironic', 'shard')?.value.trim();
+  if (shard === undefined || shard === '') return undefined;
+  if (!/^[a-zA-Z0-9_.-]+$/.test(shard)) {
+    problems.push(`invalid value for [ironic] shard: "${shard.slice(0, 40)}" is not [a-zA-Z0-9_.-]+`);
+    return undefined;
+  }
+  const host = lookup.find('DEFAULT', 'host')?.value.trim();
+  return Object.freeze({ shard, host: host === undefined || host === '' ? undefined : host.toLowerCase() });
 }
 
 /**

@@ -71,6 +71,12 @@ export interface ReconcileSettings {
    * peer_list; undefined when neither says anything.
    */
   readonly ironicPartitions: readonly PartitionSetting[] | undefined;
+  /**
+   * The given nova.conf's [ironic] shard (Nova 2024.1) and its [DEFAULT]
+   * host: that nova-compute owns every node of the shard, and no node of
+   * another shard. Absent when the file sets no shard.
+   */
+  readonly ironicShard?: { readonly shard: string; readonly host: string | undefined };
   /** [nova_reconcile] ironic_ring_members, comma-separated; undefined when unset. */
   readonly ironicRingMembers: readonly string[] | undefined;
   /**

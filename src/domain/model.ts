@@ -142,6 +142,8 @@ export interface Snapshot {
   readonly ironicOrigin?: IronicOrigin;
   /** Which nova-compute hosts serve which conductor group ([nova_reconcile] ironic_partitions, [ironic] partition_key); absent when not described. */
   readonly ironicPartitions?: readonly IronicPartition[];
+  /** The given nova.conf's [ironic] shard and [DEFAULT] host (lower-cased); absent when it sets no shard. */
+  readonly ironicShard?: { readonly shard: string; readonly host: string | undefined };
 }
 
 export interface IronicOrigin {

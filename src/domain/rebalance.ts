@@ -33,7 +33,9 @@ import type { AllocationRec, ComputeNodeRec, InstanceRec, ProviderRec, ServiceRe
 import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from './model.js';
 import { checkCapacity } from './capacity.js';
 import { buildHashRing, ringOwner, type HashRing } from './hash-ring.js';
-import { ANY_GROUP, partitionOfNode, type IronicPartition } from './partitions.js';
+import { isUuid } from './ironic-nodes.js';
+import { ironicTruthArgs } from './orphan-nodes.js';
+import { ANY_GROUP, partitionOfNode, unservedGroup, type IronicPartition } from './partitions.js';
 import { isServiceUp, serviceHealth, type ServiceHealth } from './liveness.js';
 import type { AllocationPart, Plan, PlannedChange, Refusal, Unit } from './plan.js';
 import { bumpConsumersOn, newPlanState, planProviderTreeRemoval, type PlanState } from './provider-removal.js';
@@ -227,10 +229,10 @@ function describeHealth(health: ServiceHealth): string {
  * cell that have ironic compute nodes (soft-deleted rows count, as in Nova's
  * join); or the operator's list, which stands for [ironic] peer_list.
  */
-function ringOf(ctx: Ctx, cellUuid: string, partition?: IronicPartition): CellRing {
+function ringOf(ctx: Ctx, cellUuid: string, partition?: IronicPartition, exclude?: string): CellRing {
   // One ring per partition (Nova hashes a partition's nodes over its peer_list only); "*" is the unpartitioned ring.
   const peers = partition === undefined || partition.group === ANY_GROUP ? undefined : new Set(partition.hosts);
-  const cacheKey = peers === undefined ? cellUuid : `${cellUuid}\u0000${partition?.group ?? ''}`;
+  const cacheKey = `${peers === undefined ? cellUuid : `${cellUuid}\u0000${partition?.group ?? ''}`}\u0000${exclude ?? ''}`;
   const cached = ctx.rings.get(cacheKey);
   if (cached !== undefined) return cached;
   const ironicHosts = new Set(ctx.s.computeNodes.filter((n) => n.cellUuid === cellUuid && n.hypervisorType === 'ironic').map((n) => hostKey(n.host)));
@@ -238,6 +240,8 @@ function ringOf(ctx: Ctx, cellUuid: string, partition?: IronicPartition): CellRi
   for (const svc of ctx.s.services) {
     if (svc.cellUuid !== cellUuid || svc.deleted || svc.binary !== 'nova-compute' || svc.host === null || svc.disabled) continue;
     if (!isServiceUp(svc, ctx.s.takenAt, ctx.s.serviceDownTime)) continue;
+    // A shard's nova-compute lists only its shard's nodes: it takes no other node, whatever a ring says.
+    if (exclude !== undefined && svc.host.toLowerCase() === exclude) continue;
     if (ctx.ringMembers !== undefined ? !ctx.ringMembers.has(hostKey(svc.host)) : peers !== undefined ? !peers.has(svc.host.toLowerCase()) : !ironicHosts.has(hostKey(svc.host))) continue;
     services.set(svc.host.toLowerCase(), svc);
   }
@@ -270,6 +274,26 @@ interface NodePlan {
 }
 
 function planNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult {
+  const result = planListedNode(ctx, group);
+  if (result.kind === 'clean') return result;
+  // With ironic truth, a node Ironic does not list is gone, not moved: it is
+  // not re-homed nor its duplicates retired, whatever the ring says, because
+  // its rows belong to cleanup_orphans (which removes them all, or refuses
+  // while an instance is on it). A complete listing is guaranteed upstream.
+  const hh = (group[0] as ComputeNodeRec).hypervisorHostname as string;
+  if (ctx.s.ironicNodes === undefined || !isUuid(hh) || ctx.ix.ironicNodeByUuid.has(hh.toLowerCase())) return result;
+  const origin = ctx.s.ironicOrigin;
+  return {
+    kind: 'refused',
+    refusal: {
+      subject: `ironic node ${hh} in cell ${(group[0] as ComputeNodeRec).cellUuid}`,
+      reason: `${origin?.label ?? 'the ironic node list'} does not list it (${origin?.nodes ?? ctx.s.ironicNodes.length} nodes): it is gone from Ironic, so it is not re-homed; its compute node(s) are orphans`,
+      suggestion: `nova-reconcile compute_node cleanup_orphans${ironicTruthArgs(origin)} --node ${hh}`,
+    },
+  };
+}
+
+function planListedNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult {
   const rows = [...group].sort(byAge);
   const first = rows[0] as ComputeNodeRec;
   const cellUuid = first.cellUuid;
@@ -570,23 +594,52 @@ function planCell(np: NodePlan): Step {
     why = `the newest duplicate was created by ${newest.host ?? '-'}, which is up: that service has taken the node over`;
   } else if (isDead(ctx, canonicalHealth)) {
     const partitions = ctx.s.ironicPartitions;
-    const partition = ctx.ringMembers === undefined && partitions !== undefined ? partitionOfNode(partitions, canonical, ctx.ix.ironicNodeByUuid.get(hh.toLowerCase())) : undefined;
-    if (ctx.ringMembers === undefined && partitions !== undefined && partition === undefined)
-      return {
-        ok: false,
-        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and which partition's ring owns it is not known: ${from} is in no single partition of [nova_reconcile] ironic_partitions and the ironic truth does not give the node's conductor group`,
-        suggestion: 'name the host in [nova_reconcile] ironic_partitions, or give the ring with --ring-members',
-      };
-    const ring = ringOf(ctx, cellUuid, partition);
-    const owner = ringOwner(ring.ring, hh);
-    if (owner === undefined)
-      return {
-        ok: false,
-        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid}${partition === undefined || partition.group === ANY_GROUP ? '' : ` serving conductor group "${partition.group}"`} can take it over`,
-        suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members; if Ironic no longer lists the node: nova-reconcile compute_node cleanup_orphans --ironic-nodes FILE',
-      };
-    dest = ring.services.get(owner);
-    why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members${partition === undefined || partition.group === ANY_GROUP ? '' : ` of conductor group "${partition.group}"`} (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
+    const listed = ctx.ix.ironicNodeByUuid.get(hh.toLowerCase());
+    // Nova 2024.1 [ironic] shard: that nova-compute's ring is itself alone, so it owns every node of its shard and no other.
+    const shard = ctx.ringMembers === undefined ? ctx.s.ironicShard : undefined;
+    if (shard !== undefined && typeof listed?.shard === 'string' && listed.shard === shard.shard) {
+      if (shard.host === undefined)
+        return {
+          ok: false,
+          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", the given nova.conf's [ironic] shard, but that file sets no [DEFAULT] host, so which nova-compute owns the shard is not known`,
+          suggestion: 'use the nova.conf of the shard\'s nova-compute (with its [DEFAULT] host), or name the ring with --ring-members',
+        };
+      const svc = ctx.ix.liveComputeService.get(serviceKey(cellUuid, shard.host));
+      if (svc === undefined || hostKey(svc.host) === hostKey(from) || healthOf(ctx, cellUuid, svc.host) !== 'up')
+        return {
+          ok: false,
+          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", whose nova-compute (${shard.host}: [ironic] shard and [DEFAULT] host of the given nova.conf) is not an up service of cell ${cellUuid}, and no other nova-compute takes a node of that shard`,
+          suggestion: `start nova-compute on ${shard.host}, or name the ring with --ring-members`,
+        };
+      dest = svc;
+      why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", which ${svc.host ?? '-'} serves alone ([ironic] shard): it owns every node of the shard`;
+    } else {
+      const partition = ctx.ringMembers === undefined && partitions !== undefined ? partitionOfNode(partitions, canonical, listed) : undefined;
+      // Ironic's conductor group decides the ring; one that no nova-compute serves leaves the node unmanaged (audit's ironic-node-unmanaged), not for a ring to take.
+      const unserved = ctx.ringMembers === undefined ? unservedGroup(partitions, listed) : undefined;
+      if (unserved !== undefined)
+        return {
+          ok: false,
+          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and Ironic puts it in conductor group "${unserved}", which no nova-compute of [nova_reconcile] ironic_partitions serves: no ring owns it`,
+          suggestion: `serve conductor group "${unserved}" (a nova-compute with [ironic] partition_key = ${unserved}, named in ironic_partitions), or move the node back in Ironic; without an instance, compute_node cleanup_orphans removes it`,
+        };
+      if (ctx.ringMembers === undefined && partitions !== undefined && partition === undefined)
+        return {
+          ok: false,
+          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and which partition's ring owns it is not known: ${from} is in no single partition of [nova_reconcile] ironic_partitions and the ironic truth does not give the node's conductor group`,
+          suggestion: 'name the host in [nova_reconcile] ironic_partitions, or give the ring with --ring-members',
+        };
+      const ring = ringOf(ctx, cellUuid, partition, shard?.host);
+      const owner = ringOwner(ring.ring, hh);
+      if (owner === undefined)
+        return {
+          ok: false,
+          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid}${partition === undefined || partition.group === ANY_GROUP ? '' : ` serving conductor group "${partition.group}"`} can take it over`,
+          suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members; if Ironic no longer lists the node: nova-reconcile compute_node cleanup_orphans --ironic-nodes FILE',
+        };
+      dest = ring.services.get(owner);
+      why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members${partition === undefined || partition.group === ANY_GROUP ? '' : ` of conductor group "${partition.group}"`} (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
+    }
   }
   const rehomeTo = dest !== undefined && dest.host !== null && hostKey(dest.host) !== hostKey(from) ? dest : undefined;
   const finalHost = rehomeTo?.host ?? from;

@@ -106,6 +106,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     ironicNodes,
     ...(ironic === undefined ? {} : { ironicOrigin: ironic.origin }),
     ...(deployment.config.reconcile.ironicPartitions === undefined ? {} : { ironicPartitions: deployment.config.reconcile.ironicPartitions }),
+    ...(deployment.config.reconcile.ironicShard === undefined ? {} : { ironicShard: deployment.config.reconcile.ironicShard }),
   };
 }
 

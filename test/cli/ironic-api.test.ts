@@ -59,6 +59,7 @@ function resetFake(): void {
   fake.nodes = ironicNodes();
   fake.fault = { kind: 'none' };
   fake.pageSize = 2;
+  fake.maxVersion = '1.81';
   fake.keystone.catalogHasIronic = true;
   fake.requests.length = 0;
   resetPages(fake);
@@ -252,6 +253,29 @@ describe('the Ironic API: Keystone and error paths (SQLite)', () => {
     expect(noFile.stderr).toContain('--ironic-source file needs --ironic-nodes FILE');
     const both = await runBin([...d.args, 'audit', '--ironic-source', 'api', '--ironic-nodes', file]);
     expect(both.code).toBe(127);
+  });
+
+  it('[ironic] shard (Nova 2024.1): at 1.82 the shard field is read, and the listing stays whole, so nodes of other shards are not gone', async () => {
+    // This compute serves shard s1; the healthy node is in s2. Nova's nova-compute
+    // lists only its shard, but a node of another shard still exists in Ironic.
+    configure(d, ['auth_type = none', `endpoint_override = ${fake.url}/baremetal`, 'shard = s1']);
+    fake.maxVersion = '1.82';
+    fake.nodes = ironicNodes().map((n, i) => ({ ...n, shard: i === 0 ? 's2' : 's1' }));
+    const r = await runBin([...d.args, 'audit', '--format', 'json']);
+    expect(r.code, r.stderr).toBe(3);
+    expect(kinds(r)).toEqual([
+      ['orphan-node-service-deleted', S.libvirt.nodeUuid],
+      ['orphan-node-ironic-deleted', S.goneNodeUuid],
+    ]);
+    const pages = fake.requests.filter((q) => q.path.startsWith('/baremetal/v1/nodes'));
+    expect(pages.length).toBeGreaterThan(0);
+    for (const p of pages) {
+      expect(p.headers['x-openstack-ironic-api-version']).toBe('1.82');
+      const q = new URL(p.path, fake.url).searchParams;
+      expect(q.get('fields')).toBe('uuid,instance_uuid,maintenance,provision_state,conductor_group,shard');
+      expect(q.get('shard')).toBeNull();
+    }
+    expect((JSON.parse(r.stdout) as { ironic_source: { nodes: number } }).ironic_source.nodes).toBe(5);
   });
 
   it('--ironic-source api without [ironic] in nova.conf exits 2 with one line', async () => {

@@ -11,6 +11,8 @@ export interface FakeNode {
   readonly maintenance?: boolean;
   readonly provision_state?: string;
   readonly conductor_group?: string;
+  /** Ironic's shard (API 1.82); served only when maxVersion offers it. */
+  readonly shard?: string | null;
 }
 
 export type Fault =
@@ -26,6 +28,8 @@ export interface FakeIronic {
   fault: Fault;
   /** Ironic's max_limit: the page size it really uses. */
   pageSize: number;
+  /** The highest microversion offered: 1.81 as Ironic before shards; 1.82 offers shard (2023.2). */
+  maxVersion: string;
   /** Keystone: the password and application credential it accepts, and the catalog it returns. */
   readonly keystone: { password: string; appCredId: string; appCredSecret: string; token: string; catalogHasIronic: boolean };
   close(): Promise<void>;
@@ -38,6 +42,7 @@ export async function startFakeIronic(): Promise<FakeIronic> {
     nodes: [],
     fault: { kind: 'none' },
     pageSize: 1000,
+    maxVersion: '1.81',
     keystone: { password: 'Pw-s3cret-not-for-output', appCredId: 'appcred-1', appCredSecret: 'AppCred-s3cret-not-for-output', token: 'gAAAA-token-not-for-output', catalogHasIronic: true },
   };
   const hung: ServerResponse[] = [];
@@ -49,7 +54,7 @@ export async function startFakeIronic(): Promise<FakeIronic> {
       const url = new URL(req.url ?? '/', base);
       if (req.method === 'POST' && url.pathname === '/identity/v3/auth/tokens') return keystone(body, res);
       if (url.pathname === '/baremetal/' || url.pathname === '/baremetal') {
-        return json(res, 200, { default_version: { id: 'v1', version: '1.81', min_version: '1.1', status: 'CURRENT' }, name: 'OpenStack Ironic API' });
+        return json(res, 200, { default_version: { id: 'v1', version: state.maxVersion, min_version: '1.1', status: 'CURRENT' }, name: 'OpenStack Ironic API' });
       }
       if (url.pathname === '/baremetal/v1/nodes') {
         served += 1;
@@ -97,7 +102,9 @@ export async function startFakeIronic(): Promise<FakeIronic> {
     if (state.keystone.catalogHasIronic && req.headers['x-auth-token'] !== undefined && req.headers['x-auth-token'] !== state.keystone.token) return json(res, 401, {});
     const limit = Math.min(Number(url.searchParams.get('limit') ?? '1000'), state.pageSize);
     const marker = url.searchParams.get('marker');
-    const sorted = [...state.nodes].sort((a, b) => (a.uuid < b.uuid ? -1 : 1));
+    // ?shard=X filters as Ironic does (API 1.82), so a client that narrowed its listing to one shard would miss the others' nodes.
+    const shard = url.searchParams.get('shard');
+    const sorted = [...state.nodes].filter((n) => shard === null || n.shard === shard).sort((a, b) => (a.uuid < b.uuid ? -1 : 1));
     const start = marker === null ? 0 : sorted.findIndex((n) => n.uuid === marker) + 1;
     const fields = (url.searchParams.get('fields') ?? '').split(',');
     const page = sorted.slice(start, start + limit).map((n) => Object.fromEntries(fields.map((f) => [f, f === 'conductor_group' ? (n.conductor_group ?? '') : f === 'maintenance' ? (n.maintenance ?? false) : f === 'provision_state' ? (n.provision_state ?? 'active') : ((n as unknown as Record<string, unknown>)[f] ?? null)])));

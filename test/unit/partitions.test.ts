@@ -197,6 +197,13 @@ describe('partitions and [ironic] from nova.conf', () => {
     );
   });
 
+  it('[ironic] shard (Nova 2024.1) with [DEFAULT] host, lower-cased; without host the host is unknown, not an error; a bad shard is', () => {
+    expect(load('[DEFAULT]\nhost = Ironic-Compute-B\n[ironic]\nshard = s1\n').reconcile.ironicShard).toEqual({ shard: 's1', host: 'ironic-compute-b' });
+    expect(load('[ironic]\nshard = s1\n').reconcile.ironicShard).toEqual({ shard: 's1', host: undefined });
+    expect(load('[ironic]\nauth_type = none\nendpoint_override = http://i:6385\n').reconcile.ironicShard).toBeUndefined();
+    expect(() => load('[ironic]\nshard = a b\n')).toThrow('invalid value for [ironic] shard: "a b" is not [a-zA-Z0-9_.-]+');
+  });
+
   it('[ironic] is unset without auth_type or endpoint_override; a password auth without password is a config error', () => {
     expect(load('[ironic]\napi_max_retries = 3\n').ironic).toBeUndefined();
     expect(() => load('[ironic]\nauth_type = password\nauth_url = http://k:5000\nusername = u\n')).toThrow('[ironic] auth_type = password needs password');
