@@ -96,3 +96,18 @@ export function isGaleraNotReadyError(err: unknown): boolean {
   const e = err as DriverErrorLike;
   return e.errno === 1047 || (typeof e.message === 'string' && e.message.includes('WSREP has not yet prepared node'));
 }
+
+/** Deadlock victims are re-run (each attempt re-checks every row), a few times, after a short random pause. */
+export const DEADLOCK_ATTEMPTS = 4;
+
+/** Run `run`, re-running it when the server picked it as a deadlock victim (apply and undo both). */
+export async function retryDeadlocks<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!isDeadlockError(err) || attempt >= DEADLOCK_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * attempt));
+    }
+  }
+}

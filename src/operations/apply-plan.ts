@@ -10,7 +10,7 @@ import type { Deployment } from '../db/deployment.js';
 import { changeAlreadyDone } from '../db/already-done.js';
 import { applyChange } from '../db/apply-change.js';
 import { guardCellChange, takeCellWriteLock } from '../db/cell/ownership.js';
-import { describeDriverError, isConnectionLostError, isDeadlockError } from '../db/driver-errors.js';
+import { describeDriverError, DEADLOCK_ATTEMPTS, isConnectionLostError, isDeadlockError, retryDeadlocks } from '../db/driver-errors.js';
 import { withSessionLock } from '../db/locks.js';
 import { CasConflict } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
@@ -299,20 +299,6 @@ async function openHeldCell(deployment: Deployment, changes: HeldSegment['change
 
 /** The errors of changes whose COMMIT was cut (wrapApplyError). */
 const unknownOutcomes = new WeakSet<object>();
-
-/** Deadlock victims are re-run (each attempt re-checks every row), a few times, after a short random pause. */
-const DEADLOCK_ATTEMPTS = 4;
-
-async function retryDeadlocks(run: () => Promise<void>): Promise<void> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await run();
-    } catch (err) {
-      if (!isDeadlockError(err) || attempt >= DEADLOCK_ATTEMPTS) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * attempt));
-    }
-  }
-}
 
 export async function databaseFor(deployment: Deployment, target: DbRef): Promise<Database> {
   switch (target.db) {

@@ -62,7 +62,7 @@
 import type { Knex } from 'knex';
 import type { Deployment } from '../db/deployment.js';
 import type { Database } from '../db/connect.js';
-import { describeDriverError, isConstraintError, isDeadlockError } from '../db/driver-errors.js';
+import { describeDriverError, isConstraintError, retryDeadlocks } from '../db/driver-errors.js';
 import { restoreRows, type RestoreOutcome } from '../db/restore-rows.js';
 import { CasConflict, type Row, type RowImage } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
@@ -305,20 +305,6 @@ function changeFootprint(entry: JournalChange): string[] {
 
 function rowKey(entry: JournalChange, img: RowImage): string {
   return `${describeTarget(entry.target)}|${img.table}|${JSON.stringify(img.key)}`;
-}
-
-/** Deadlock victims are re-run (each attempt re-checks every row), a few times, after a short random pause. */
-const DEADLOCK_ATTEMPTS = 4;
-
-async function retryDeadlocks<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await run();
-    } catch (err) {
-      if (!isDeadlockError(err) || attempt >= DEADLOCK_ATTEMPTS) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * attempt));
-    }
-  }
 }
 
 /** For a change and one of its rows: the before-images of that row in the journal's earlier changes. */

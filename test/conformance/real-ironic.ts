@@ -6,11 +6,11 @@
 // it and stopped after (the machine is shared).
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createScratchDatabases, type ScratchDatabases } from '../helpers/mysql.js';
+import { freePort } from '../helpers/ports.js';
 
 const PYTHON = process.env['NRC_NOVA_PYTHON'] ?? '/usr/bin/python3';
 const NODES_SCRIPT = fileURLToPath(new URL('./ironic-nodes.py', import.meta.url));
@@ -37,17 +37,6 @@ export interface RealIronic {
   stop(): Promise<void>;
   write(commands: { create?: IronicNodeSpec[]; bulk?: { count: number; prefix: string }; delete?: string[]; update?: Array<Record<string, unknown>> }): void;
   destroy(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export async function createRealIronic(): Promise<RealIronic> {

@@ -5,10 +5,10 @@
 // tests that need it run.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDatabases, type ScratchDatabases } from '../helpers/mysql.js';
+import { freePort } from '../helpers/ports.js';
 
 const PYTHON = process.env['NRC_NOVA_PYTHON'] ?? '/usr/bin/python3';
 
@@ -26,17 +26,6 @@ export interface RealKeystone {
   /** An application credential of the admin user. */
   createApplicationCredential(): Promise<{ id: string; secret: string }>;
   destroy(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startRealKeystone(): Promise<RealKeystone> {
