@@ -15,9 +15,7 @@ export const undoCommand: CommandSpec = {
   args: ['<journal>'],
   description: [
     'Reads a journal written by an applied run (--apply) and restores every row it lists to its before-image, newest change first, ' +
-      'each change in one transaction. Like the apply, it undoes up to [nova_reconcile] apply_concurrency units at a time; units that ' +
-      'wrote the same rows or names are undone one after the other, in reverse order of their apply. ' +
-      'Every row is a compare-and-swap against its after-image: a row that has changed since the run ' +
+      'each change in one transaction. Every row is a compare-and-swap against its after-image: a row that has changed since the run ' +
       'is refused and reported, never overwritten. Rows already back at their before-image are left alone, so undo can be re-run. ' +
       'It writes under the apply lock, as the applying commands do: a second undo, or an apply, waits up to [nova_reconcile] lock_timeout.',
     'Like every mutating command, undo changes nothing without --apply: it then simulates the restore, in order, inside transactions ' +
@@ -42,7 +40,7 @@ export const undoCommand: CommandSpec = {
     [5, 'some changes were (or would be) refused because their rows changed since, or their keys were taken since (listed); with --apply the others were restored'],
     [2, 'could not run: configuration or a database unreachable'],
     [127, 'the journal is missing, corrupt, truncated, or for another deployment'],
-    [130, 'with --apply, interrupted by Ctrl-C (SIGINT): the changes in flight finished, no other was started; the summary on stderr says how to finish (run the same undo again)'],
+    [130, 'with --apply, interrupted by Ctrl-C (SIGINT): the change in flight finished, no other was started; the summary on stderr says how to finish (run the same undo again)'],
     [143, 'with --apply, stopped by SIGTERM, as for 130'],
   ],
   examples: [
@@ -62,14 +60,13 @@ export const undoCommand: CommandSpec = {
           undoJournalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
           onJournal: (p) => ctx.stderr.write(`journal: ${p}\n`),
           ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal }),
-          concurrency: settings.applyConcurrency,
         });
       // Writes under the apply lock, as every applying command: two undos of
       // one journal (or an undo racing an apply) run one after the other.
       if (dryRun) return undo();
       // A journal that cannot be used is refused before the lock is taken.
       await readJournalFor(d, args[0] ?? '', o['allowTruncated'] === true);
-      // Ctrl-C or SIGTERM from here on: the changes in flight finish, no other starts; a re-run finishes the undo.
+      // Ctrl-C or SIGTERM from here on: the change in flight finishes, no other starts; a re-run finishes the undo.
       const release = ctx.interrupts?.hold() ?? ((): void => undefined);
       try {
         return await withApplyLock(d, settings.lockTimeout, undo);
