@@ -303,8 +303,8 @@ export async function cleanStaleServers(): Promise<string[]> {
   return removed;
 }
 
-/** Free TCP ports on 127.0.0.1, as the kernel hands them out (all distinct). */
-async function freePorts(count: number): Promise<number[]> {
+/** Free TCP ports on 127.0.0.1, as the kernel hands them out (all distinct). The tests use it too (test/helpers/ports.ts). */
+export async function freePorts(count: number): Promise<number[]> {
   const holders = await Promise.all(
     Array.from(
       { length: count },

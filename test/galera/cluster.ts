@@ -7,10 +7,10 @@
 // write a root-owned data directory.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
+import { freePorts } from '../helpers/ports.js';
 
 export const GALERA_LIBRARY = process.env['GALERA_LIBRARY'] ?? '/usr/lib/galera/libgalera_smm.so';
 
@@ -199,27 +199,6 @@ function mysqlIds(): { uid: number; gid: number } {
   const uid = Number(spawnSync('id', ['-u', 'mysql'], { encoding: 'utf8' }).stdout.trim());
   const gid = Number(spawnSync('id', ['-g', 'mysql'], { encoding: 'utf8' }).stdout.trim());
   return { uid, gid };
-}
-
-async function freePorts(count: number): Promise<number[]> {
-  const holders = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const s = createServer();
-          s.once('error', reject);
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = holders.map((s) => {
-    const a = s.address();
-    if (a === null || typeof a === 'string') throw new Error('no port');
-    return a.port;
-  });
-  await Promise.all(holders.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  return ports;
 }
 
 function tail(path: string): string {

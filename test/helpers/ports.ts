@@ -1,14 +1,12 @@
-// A free TCP port on 127.0.0.1 for a throw-away server (ironic-api, keystone):
-// bound, read and released at once; the server then binds it.
-import { createServer } from 'node:net';
+// Free TCP ports on 127.0.0.1 for throw-away servers (Galera nodes,
+// ironic-api, keystone): bound, read and released at once; the server then
+// binds them. One implementation, the bench's (bench/servers.ts).
+import { freePorts } from '../../bench/servers.js';
+
+export { freePorts };
 
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
+  const [port] = await freePorts(1);
+  if (port === undefined) throw new Error('no free port');
+  return port;
 }
