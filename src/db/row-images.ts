@@ -26,6 +26,19 @@ export class CasConflict extends Error {
   }
 }
 
+/**
+ * A change that lost to concurrent writers (deadlock victim, Galera
+ * certification failure) on every attempt: each attempt was rolled back, so
+ * nothing of it was written. Handled as a conflict: its unit is skipped and
+ * a re-run finishes it.
+ */
+export class Contention extends CasConflict {
+  constructor(message: string) {
+    super(message);
+    this.name = 'Contention';
+  }
+}
+
 export function normaliseRow(raw: Readonly<Record<string, unknown>>): Row {
   const out: Record<string, RowValue> = {};
   for (const [k, v] of Object.entries(raw)) out[k] = normaliseValue(v);

@@ -10,7 +10,7 @@ import type { Deployment } from '../db/deployment.js';
 import { changeAlreadyDone } from '../db/already-done.js';
 import { applyChange } from '../db/apply-change.js';
 import { guardCellChange, takeCellWriteLock } from '../db/cell/ownership.js';
-import { describeDriverError, DEADLOCK_ATTEMPTS, isConnectionLostError, isDeadlockError, retryDeadlocks } from '../db/driver-errors.js';
+import { DEADLOCK_ATTEMPTS, deadlockPause, describeDriverError, isConnectionLostError, isDeadlockError } from '../db/driver-errors.js';
 import { withSessionLock } from '../db/locks.js';
 import { CasConflict } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
@@ -18,6 +18,7 @@ import type { Change, DbRef, Plan, Refusal, Unit } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
 import { defaultJournalPath, openJournal, type DeploymentIdentity } from './journal.js';
 import { readDeploymentIdentity } from './deployment-identity.js';
+import { contention, writeJournaled, WriteFailed } from './journaled-write.js';
 import { runUnits } from './unit-scheduler.js';
 
 export const APPLY_LOCK = 'nova-reconcile-apply';
@@ -80,7 +81,6 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
     const journal = openJournal(path, { type: 'header', format: 'nova-reconcile-journal/1', command: plan.command, startedAt: utcNowString(), deployment: identity });
     options.onJournal?.(journal.path);
     const outcomes: UnitOutcome[] = [];
-    let seq = 0;
     /** Changes committed so far: an error after one says so (the error document's `changed`). */
     let committed = 0;
     let done = 0;
@@ -88,25 +88,15 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
     /** One change in its own compare-and-swap transaction, journaled before it commits. */
     const applyOwn = async (unit: Unit, change: Change): Promise<void> => {
       const db = await databaseFor(deployment, change.target);
-      const now = utcNowString();
-      seq += 1;
-      const thisSeq = seq;
-      // Set once the change is written and journaled: an error after it came from COMMIT itself.
-      let committing = false;
       try {
-        await retryDeadlocks(() =>
-          db.knex.transaction(async (trx) => {
-            committing = false;
-            const rows = await applyChange(trx, db.dialect, change, now);
-            await journal.appendDurably({ type: 'change', seq: thisSeq, unit: unit.id, target: change.target, change, rows });
-            committing = true;
-          }),
-        );
+        await writeJournaled(db, () => journal, async (trx) => ({
+          value: undefined,
+          entry: { unit: unit.id, target: change.target, change, rows: await applyChange(trx, db.dialect, change, utcNowString()) },
+        }));
       } catch (err) {
-        if (err instanceof CasConflict) throw err;
-        throw wrapApplyError(err, db, unit, committing);
+        if (err instanceof WriteFailed) throw wrapApplyError(err.cause, db, unit, err.committing);
+        throw err;
       }
-      journal.append({ type: 'commit', seq: thisSeq });
       committed += 1;
     };
 
@@ -178,9 +168,9 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
           held ??= await openHeldCell(deployment, segment.changes);
           const now = utcNowString();
           for (const change of segment.changes) {
-            seq += 1;
-            seqs.push(seq);
+            const seq = journal.nextSeq();
             const rows = await applyChange(held.trx, held.db.dialect, change, now);
+            seqs.push(seq);
             await journal.appendDurably({ type: 'change', seq, unit: unit.id, target: change.target, change, rows });
           }
           committing = true;
@@ -194,10 +184,15 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
           const db = held?.db ?? first.db;
           if (held !== undefined) await held.trx.rollback().catch(() => undefined);
           held = undefined;
+          // Rolled back for certain (a conflict, a deadlock victim, a certification failure): its journaled changes never happened.
+          if (err instanceof CasConflict || isDeadlockError(err)) for (const s of seqs) journal.append({ type: 'rollback', seq: s });
           if (err instanceof CasConflict) return err;
-          if (isDeadlockError(err) && attempt < DEADLOCK_ATTEMPTS) {
-            await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * attempt));
-            continue;
+          if (isDeadlockError(err)) {
+            if (attempt < DEADLOCK_ATTEMPTS) {
+              await deadlockPause(attempt);
+              continue;
+            }
+            return contention(db, err);
           }
           throw wrapApplyError(err, db, unit, committing);
         }
@@ -270,7 +265,7 @@ function heldSegment(changes: readonly Change[]): HeldSegment | undefined {
   return undefined;
 }
 
-/** Open the cell transaction and guard the segment's rows; a deadlock victim is re-run. Throws CasConflict when ownership changed. */
+/** Open the cell transaction and guard the segment's rows; a deadlock victim is re-run. Throws CasConflict when ownership changed (Contention when every attempt lost). */
 async function openHeldCell(deployment: Deployment, changes: HeldSegment['changes']): Promise<HeldCell> {
   const first = changes[0];
   if (first === undefined) throw new Error('openHeldCell needs a change');
@@ -284,9 +279,12 @@ async function openHeldCell(deployment: Deployment, changes: HeldSegment['change
       return { db, trx };
     } catch (err) {
       await trx.rollback().catch(() => undefined);
-      if (isDeadlockError(err) && attempt < DEADLOCK_ATTEMPTS) {
-        await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * attempt));
-        continue;
+      if (isDeadlockError(err)) {
+        if (attempt < DEADLOCK_ATTEMPTS) {
+          await deadlockPause(attempt);
+          continue;
+        }
+        throw contention(db, err);
       }
       if (err instanceof CasConflict) throw err;
       throw new ReconcileError('connection', `failed locking rows in the ${db.label}: ${describeDriverError(err)}; nothing was changed`, {

@@ -12,6 +12,7 @@ import { describeDriverError } from '../db/driver-errors.js';
 import { readExternalIds, readResourceClassIds } from '../db/placement/heal-reads.js';
 import { findInstanceMapping } from '../db/api/instance-mappings.js';
 import { CasConflict } from '../db/row-images.js';
+import { writeJournaled, WriteFailed } from './journaled-write.js';
 import { utcNowString } from '../db/time.js';
 import { HEAL_EXIT, planHealAllocations, type HealEnd, type HealInstanceRec, type HealPlan, type HealStep } from '../domain/heal-allocations.js';
 import { ReconcileError } from '../errors.js';
@@ -134,7 +135,6 @@ async function write(deployment: Deployment, plan: HealPlan, options: HealRunOpt
   const path = options.journalPath ?? defaultJournalPath(options.journalDir, HEAL_COMMAND, new Date());
   const journal = openJournal(path, { type: 'header', format: JOURNAL_FORMAT, command: HEAL_COMMAND, startedAt: utcNowString(), deployment: await deploymentIdentity(deployment) });
   options.onJournal?.(journal.path);
-  let seq = 0;
   try {
     for (const step of plan.steps) {
       if (step.kind === 'say') {
@@ -144,25 +144,21 @@ async function write(deployment: Deployment, plan: HealPlan, options: HealRunOpt
       const planned = step.unit.changes[0];
       if (planned === undefined) throw new ReconcileError('internal', `instance ${step.instanceUuid} has no planned write`);
       const change = planned.change;
-      seq += 1;
-      const thisSeq = seq;
-      let committing = false;
       try {
-        await db.knex.transaction(async (trx) => {
-          committing = false;
-          const rows = await applyChange(trx, db.dialect, change, utcNowString());
-          await journal.appendDurably({ type: 'change', seq: thisSeq, unit: step.unit.id, target: change.target, change, rows });
-          committing = true;
-        });
-        journal.append({ type: 'commit', seq: thisSeq });
+        await writeJournaled(db, () => journal, async (trx) => ({
+          value: undefined,
+          entry: { unit: step.unit.id, target: change.target, change, rows: await applyChange(trx, db.dialect, change, utcNowString()) },
+        }));
         steps.push({ step, status: 'healed' });
       } catch (err) {
         if (!(err instanceof CasConflict)) {
+          const committing = err instanceof WriteFailed && err.committing;
+          const cause = err instanceof WriteFailed ? err.cause : err;
           throw new ReconcileError(
             'connection',
-            `failed ${committing ? 'committing' : 'writing'} the allocations of instance ${step.instanceUuid} in the ${db.label}: ${describeDriverError(err)}; ` +
+            `failed ${committing ? 'committing' : 'writing'} the allocations of instance ${step.instanceUuid} in the ${db.label}: ${describeDriverError(cause)}; ` +
               (committing ? 'whether that write committed is unknown' : 'that write was rolled back'),
-            { hint: 'the journal lists the writes committed before; re-run the command to finish', cause: err },
+            { hint: 'the journal lists the writes committed before; re-run the command to finish', cause },
           );
         }
         // nova's PUT refused: AllocationUpdateFailed, exit 3; the run stops here.

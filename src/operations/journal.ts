@@ -70,10 +70,23 @@ export interface JournalCommit {
   readonly seq: number;
 }
 
-export type JournalEntry = JournalHeader | JournalChange | JournalCommit;
+/**
+ * A change the server certainly rolled back (a deadlock victim, a Galera
+ * certification failure, a compare-and-swap that missed after the change was
+ * journaled): it never happened, and undo never restores it. Its re-run is
+ * journaled under a new seq.
+ */
+export interface JournalRollback {
+  readonly type: 'rollback';
+  readonly seq: number;
+}
+
+export type JournalEntry = JournalHeader | JournalChange | JournalCommit | JournalRollback;
 
 export interface JournalWriter {
   readonly path: string;
+  /** The seq of the next change: 1, 2, 3... (a re-run attempt takes a new one). */
+  nextSeq(): number;
   append(entry: JournalEntry): void;
   /**
    * Append a change and resolve once it is on disk, without blocking the
@@ -102,14 +115,20 @@ export function openJournal(path: string, header: JournalHeader): JournalWriter 
       cause: err,
     });
   }
+  let seq = 0;
   const writer: JournalWriter = {
     path,
+    nextSeq() {
+      seq += 1;
+      return seq;
+    },
     append(entry) {
       writeSync(fd, JSON.stringify(entry) + '\n');
       // A change's images must be on disk before its transaction commits. A
       // commit marker need not be: undo decides from the rows' current state,
       // so a lost marker costs nothing, and skipping its fsync halves the
-      // journal's cost per change.
+      // journal's cost per change. A rollback marker is fsynced: without it
+      // a rolled-back attempt would look like a change whose COMMIT was cut.
       if (entry.type !== 'commit') fsyncSync(fd);
     },
     async appendDurably(entry) {
@@ -126,6 +145,7 @@ export function openJournal(path: string, header: JournalHeader): JournalWriter 
 
 export interface ReadJournal {
   readonly header: JournalHeader;
+  /** The changes that may have committed: those marked rolled back are left out. */
   readonly changes: readonly JournalChange[];
   readonly committed: ReadonlySet<number>;
 }
@@ -166,16 +186,19 @@ export function readJournal(path: string, options: { readonly allowTruncatedTail
     throw new ReconcileError('input', `${path} is not a nova-reconcile journal (no ${JOURNAL_FORMAT} header)`);
   const changes: JournalChange[] = [];
   const committed = new Set<number>();
+  const rolledBack = new Set<number>();
   entries.slice(1).forEach((e, i) => {
     if (isObject(e) && e['type'] === 'change' && typeof e['seq'] === 'number' && Array.isArray(e['rows']) && isObject(e['target']) && isObject(e['change'])) {
       changes.push(e as unknown as JournalChange);
     } else if (isObject(e) && e['type'] === 'commit' && typeof e['seq'] === 'number') {
       committed.add(e['seq']);
+    } else if (isObject(e) && e['type'] === 'rollback' && typeof e['seq'] === 'number') {
+      rolledBack.add(e['seq']);
     } else {
       throw new ReconcileError('input', `the journal ${path} is corrupt at line ${i + 2}: unexpected entry`);
     }
   });
-  return { header: header as unknown as JournalHeader, changes, committed };
+  return { header: header as unknown as JournalHeader, changes: changes.filter((c) => !rolledBack.has(c.seq)), committed };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -11,6 +11,7 @@ import type { Database } from '../db/connect.js';
 import { describeDriverError } from '../db/driver-errors.js';
 import { countConsumerAllocations } from '../db/placement/allocation-counts.js';
 import { CasConflict } from '../db/row-images.js';
+import { writeJournaled, WriteFailed } from './journaled-write.js';
 import { utcNowString } from '../db/time.js';
 import { auditPlacementAllocations, orphansOf, type AuditedProvider, type OrphanedConsumer, type PlacementAuditReport } from '../domain/placement-audit.js';
 import { ReconcileError } from '../errors.js';
@@ -91,11 +92,10 @@ async function deleteOrphans(deployment: Deployment, report: Extract<PlacementAu
   options.onJournal?.(journal.path);
   const providers: ProviderAudit[] = [];
   let stoppedAt: string | undefined;
-  const seq = { next: 1 };
   try {
     for (const provider of report.providers) {
       const orphans: Array<{ orphan: OrphanedConsumer; outcome: OrphanOutcome }> = [];
-      for (const orphan of provider.orphans) orphans.push({ orphan, outcome: await deleteOrphan(db, journal, seq, provider, orphan) });
+      for (const orphan of provider.orphans) orphans.push({ orphan, outcome: await deleteOrphan(db, journal, provider, orphan) });
       providers.push({ provider, orphans });
       if (orphans.some((o) => o.outcome.status === 'failed')) {
         stoppedAt = provider.uuid;
@@ -108,24 +108,21 @@ async function deleteOrphans(deployment: Deployment, report: Extract<PlacementAu
   return { ...base, providers, stoppedAt, journalPath: journal.path };
 }
 
-async function deleteOrphan(db: Database, journal: JournalWriter, seq: { next: number }, provider: AuditedProvider, orphan: OrphanedConsumer): Promise<OrphanOutcome> {
+async function deleteOrphan(db: Database, journal: JournalWriter, provider: AuditedProvider, orphan: OrphanedConsumer): Promise<OrphanOutcome> {
   const change = orphan.change;
-  const thisSeq = seq.next++;
-  // Set once the delete is written and journaled: an error after it came from COMMIT itself.
-  let committing = false;
   try {
-    await db.knex.transaction(async (trx) => {
-      const rows = await applyChange(trx, db.dialect, change, utcNowString());
-      journal.append({ type: 'change', seq: thisSeq, unit: `orphaned-allocations:${provider.uuid}:${orphan.consumerUuid}`, target: change.target, change, rows });
-      committing = true;
-    });
-    journal.append({ type: 'commit', seq: thisSeq });
+    await writeJournaled(db, () => journal, async (trx) => ({
+      value: undefined,
+      entry: { unit: `orphaned-allocations:${provider.uuid}:${orphan.consumerUuid}`, target: change.target, change, rows: await applyChange(trx, db.dialect, change, utcNowString()) },
+    }));
     return { status: 'deleted', alreadyGone: false };
   } catch (err) {
     if (!(err instanceof CasConflict)) {
-      throw new ReconcileError('connection', `failed ${committing ? 'committing the delete of' : 'deleting'} allocations of consumer ${orphan.consumerUuid} in the ${db.label}: ${describeDriverError(err)}; ${committing ? 'whether that delete committed is unknown' : 'that delete was rolled back'}`, {
+      const committing = err instanceof WriteFailed && err.committing;
+      const cause = err instanceof WriteFailed ? err.cause : err;
+      throw new ReconcileError('connection', `failed ${committing ? 'committing the delete of' : 'deleting'} allocations of consumer ${orphan.consumerUuid} in the ${db.label}: ${describeDriverError(cause)}; ${committing ? 'whether that delete committed is unknown' : 'that delete was rolled back'}`, {
         hint: 'the journal lists the deletes committed before; re-run the command to finish',
-        cause: err,
+        cause,
       });
     }
     // Gone already (another writer got there first): nova's DELETE counts a 404 as done, and so do we.

@@ -21,6 +21,7 @@ import { utcNowString } from '../db/time.js';
 import { describeTarget, type DbRef } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
 import { databaseFor, deploymentIdentity } from './apply-plan.js';
+import { writeJournaled, WriteFailed } from './journaled-write.js';
 import { defaultJournalPath, openJournal, readJournal, sameDeployment, type JournalChange, type JournalWriter } from './journal.js';
 
 export interface UndoOptions {
@@ -94,16 +95,11 @@ export async function undoJournal(deployment: Deployment, path: string, options:
           // A savepoint: a refused change leaves the simulation as it was.
           outcome = await sim.trx.transaction((sp) => restoreRows(sp, db.dialect, entry.rows, previous));
         } else {
-          const box: { outcome: RestoreOutcome } = { outcome: 'already-restored' };
-          await db.knex.transaction(async (trx) => {
-            box.outcome = await restoreRows(trx, db.dialect, entry.rows, previous);
-            if (box.outcome === 'restored') {
-              writer ??= openUndoJournal(options, journal.header.command, here);
-              writer.append({ ...entry, type: 'change', seq: items.length + 1, rows: swapped(entry) });
-            }
+          const undoJournal = (): JournalWriter => (writer ??= openUndoJournal(options, journal.header.command, here));
+          outcome = await writeJournaled(db, undoJournal, async (trx) => {
+            const restored = await restoreRows(trx, db.dialect, entry.rows, previous);
+            return { value: restored, ...(restored === 'restored' ? { entry: { unit: entry.unit, target: entry.target, change: entry.change, rows: swapped(entry) } } : {}) };
           });
-          outcome = box.outcome;
-          if (outcome === 'restored') writer?.append({ type: 'commit', seq: items.length + 1 });
         }
         items.push({ seq: entry.seq, unit: entry.unit, status: options.dryRun && outcome === 'restored' ? 'would-restore' : outcome });
       } catch (err) {
@@ -111,13 +107,15 @@ export async function undoJournal(deployment: Deployment, path: string, options:
           items.push({ seq: entry.seq, unit: entry.unit, status: 'refused', reason: err.message });
           continue;
         }
-        if (isConstraintError(err)) {
+        const cause = err instanceof WriteFailed ? err.cause : err;
+        if (isConstraintError(cause)) {
           // No retry can fix it: the row's key is taken (or its parent gone) since the run.
-          items.push({ seq: entry.seq, unit: entry.unit, status: 'refused', reason: `the ${db.label} refuses the restored rows: ${describeDriverError(err)} (taken or removed since the journaled run; restore it by hand if it is still wanted)` });
+          items.push({ seq: entry.seq, unit: entry.unit, status: 'refused', reason: `the ${db.label} refuses the restored rows: ${describeDriverError(cause)} (taken or removed since the journaled run; restore it by hand if it is still wanted)` });
           continue;
         }
         if (err instanceof ReconcileError) throw err;
-        throw new ReconcileError('connection', `undo failed ${options.dryRun ? 'reading' : 'writing to'} the ${db.label}: ${describeDriverError(err)}`, { cause: err });
+        const outcome = err instanceof WriteFailed && err.committing ? '; whether that restore committed is unknown (re-run undo: it decides from the rows)' : '';
+        throw new ReconcileError('connection', `undo failed ${options.dryRun ? 'reading' : 'writing to'} the ${db.label}: ${describeDriverError(cause)}${outcome}`, { cause });
       }
     }
   } finally {

@@ -31,6 +31,12 @@ export interface GaleraCluster {
   kill(index: number): Promise<void>;
   /** Cut a node off the others (gmcast.isolate): it goes non-Primary. */
   isolate(index: number): Promise<void>;
+  /**
+   * Wait until node `index` is in a primary component of `size` nodes and
+   * ready: after a SIGKILL the survivors stall until they evict the dead
+   * node (evs.suspect_timeout); returns the seconds waited.
+   */
+  waitForSize(index: number, size: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -93,6 +99,17 @@ export async function startGaleraCluster(progress: (line: string) => void = () =
         await sleep(200);
       }
       throw new Error(`node ${i} did not leave the primary component`);
+    },
+    waitForSize: async (i, size) => {
+      const n = nodes[i - 1];
+      if (n === undefined) throw new Error(`no node ${i}`);
+      const t0 = Date.now();
+      while (Date.now() - t0 < 60_000) {
+        const status = await galeraStatus(n.port).catch(() => undefined);
+        if (status?.get('wsrep_cluster_size') === String(size) && status.get('wsrep_cluster_status') === 'Primary' && status.get('wsrep_ready') === 'ON') return (Date.now() - t0) / 1000;
+        await sleep(200);
+      }
+      throw new Error(`node ${i} is not in a ready primary component of ${size} nodes after 60 s`);
     },
     stop: async () => {
       for (const n of nodes) {
