@@ -46,6 +46,10 @@ export interface BenchOptions {
   readonly ironicNodes: number;
   /** Only the Ironic API section. */
   readonly ironicOnly: boolean;
+  /** Hosts of the cloud measured on a 3-node Galera cluster next to the single server (bench/galera.ts); 0 skips it. */
+  readonly galeraHosts: number;
+  /** Only the Galera section. */
+  readonly galeraOnly: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--runs R] [--nova-runs R]
@@ -54,6 +58,7 @@ export const USAGE = `usage: npm run bench -- [--hosts N[,N...]] [--cells C] [--
                         [--reconcile-hosts N[,N...]|none]
                         [--parallelism-hosts N] [--parallelism-cells C] [--servers S]
                         [--parallelism-only] [--ironic-nodes N] [--ironic-only]
+                        [--galera-hosts N] [--galera-only]
 
   --hosts N[,N...]   hosts per cell, one benchmark per size (default 1000,10000,30000)
   --cells C          cells holding hosts, besides cell0 (default 1)
@@ -87,7 +92,13 @@ Cell parallelism across servers (bench/README.md, "Several servers"):
 The Ironic API as the node list's source (bench/README.md, "Ironic"):
   --ironic-nodes N   ironic nodes listed from a local Ironic API, and audit with
                      --ironic-source api against audit --ironic-nodes FILE (default 10000; 0: skip)
-  --ironic-only      only this measurement; no report unless --out is given`;
+  --ironic-only      only this measurement; no report unless --out is given
+
+A 3-node Galera cluster next to one server (bench/README.md, "Galera"):
+  --galera-hosts N   hosts of the cloud on which discover_hosts and cleanup_orphans
+                     (plan, --apply, undo) run on the --mysql server and on a throw-away
+                     3-node cluster (galera-4) (default 10000; 0: skip)
+  --galera-only      only this measurement; no report unless --out is given`;
 
 export class UsageError extends Error {}
 
@@ -116,6 +127,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         'parallelism-only': { type: 'boolean' },
         'ironic-nodes': { type: 'string' },
         'ironic-only': { type: 'boolean' },
+        'galera-hosts': { type: 'string' },
+        'galera-only': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -155,6 +168,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   const ironicOnly = v['ironic-only'] === true;
   if (ironicOnly && ironicNodes === 0) problems.push('--ironic-only needs --ironic-nodes greater than 0');
   if (ironicOnly && parallelismOnly) problems.push('--ironic-only and --parallelism-only exclude each other');
+  const galeraText = v['galera-hosts'] ?? '10000';
+  const galeraHosts = galeraText === '0' ? 0 : positiveInt('--galera-hosts', galeraText, problems);
+  const galeraOnly = v['galera-only'] === true;
+  if (galeraOnly && galeraHosts === 0) problems.push('--galera-only needs --galera-hosts greater than 0');
+  if (galeraOnly && (ironicOnly || parallelismOnly)) problems.push('--galera-only, --ironic-only and --parallelism-only exclude each other');
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return Object.freeze({
     sizes: Object.freeze(sizes),
@@ -166,7 +184,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     budgetMinutes,
     nodesPerHost,
     // --parallelism-only must not overwrite the full report with a partial one.
-    out: v.out ?? (parallelismOnly || ironicOnly ? '-' : 'bench/RESULTS.md'),
+    out: v.out ?? (parallelismOnly || ironicOnly || galeraOnly ? '-' : 'bench/RESULTS.md'),
     mysqlUrl,
     reconcileSizes: Object.freeze(reconcileSizes),
     parallelismHosts,
@@ -175,6 +193,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     parallelismOnly,
     ironicNodes,
     ironicOnly,
+    galeraHosts,
+    galeraOnly,
   });
 }
 

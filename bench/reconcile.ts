@@ -50,9 +50,9 @@ export interface ReconcileTarget {
 const TIMEOUT_MS = 10 * 60_000;
 
 /** Broken shares of the libvirt clouds: enough to plan hundreds of units at 30,000 hosts. */
-const LIBVIRT_BROKEN = { orphanFraction: 0.01, staleProviderFraction: 0.01 } as const;
+export const LIBVIRT_BROKEN = { orphanFraction: 0.01, staleProviderFraction: 0.01 } as const;
 /** 30,000 nodes carry 100,000 allocations (3 per libvirt instance), as the issue's audit target. */
-const INSTANCES_PER_HOST = 10 / 9;
+export const INSTANCES_PER_HOST = 10 / 9;
 
 /** The rebalance cloud: 1,000 ironic nodes on 4 hosts, 2 of which died and failed over. */
 export const REBALANCE_CLOUD: CloudOptions = { hostsPerCell: 4, nodesPerHost: 250, failedOverFraction: 0.5 };
@@ -87,7 +87,7 @@ export async function benchmarkReconcile(ctx: ReconcileContext, hostSizes: reado
   return { rows, clouds, targets: checkReconcileTargets(rows) };
 }
 
-async function withCloud(
+export async function withCloud(
   ctx: ReconcileContext,
   opts: CloudOptions,
   fn: (d: ScratchDeployment, cloud: CloudResult, label: string) => Promise<void>,
@@ -173,7 +173,7 @@ async function measure(ctx: ReconcileContext, d: ScratchDeployment, size: string
  * undo must bring back exactly the planned units, so the next dry run plans
  * them again (and the next size or command starts from the same cloud).
  */
-async function planApplyUndo(ctx: ReconcileContext, d: ScratchDeployment, size: string, args: readonly string[], expectedUnits: number): Promise<ReconcileRow[]> {
+export async function planApplyUndo(ctx: ReconcileContext, d: ScratchDeployment, size: string, args: readonly string[], expectedUnits: number): Promise<ReconcileRow[]> {
   const plan = await measure(ctx, d, size, [...args, '--format', 'json'], 3, { label: `${args.join(' ')} (plan)` });
   const units = unitsIn(plan.stdout);
   if (units !== expectedUnits) throw new Error(`${args.join(' ')} planned ${units} units on ${size}, the cloud has ${expectedUnits} broken objects`);

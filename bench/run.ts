@@ -40,6 +40,8 @@ import {
 import { killAllServersSync, liveServers, stopAllServers } from './servers.js';
 import { verifyMappings } from './verify.js';
 import { benchTables, renderTableTimings } from './tables.js';
+import { killAllGaleraSync } from './galera-cluster.js';
+import { benchmarkGalera, renderGaleraSection, renderGaleraTable, type GaleraSection } from './galera.js';
 import { benchmarkIronic, renderIronicSection, renderIronicTable, type IronicSection } from './ironic.js';
 
 const OURS_TIMEOUT_MS = 10 * 60_000;
@@ -118,7 +120,7 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const sizes: SizeResult[] = [];
   const notes: string[] = [];
-  const only = opts.parallelismOnly || opts.ironicOnly;
+  const only = opts.parallelismOnly || opts.ironicOnly || opts.galeraOnly;
   for (const hostsPerCell of only ? [] : opts.sizes) {
     const { result, notes: sizeNotes } = await benchmarkSize(env, hostsPerCell);
     sizes.push(result);
@@ -131,12 +133,18 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`\n${renderReconcileTables(reconcile)}\n\n`);
   }
   let ironic: IronicSection | undefined;
-  if (!opts.parallelismOnly && opts.ironicNodes > 0) {
+  if (!opts.parallelismOnly && !opts.galeraOnly && opts.ironicNodes > 0) {
     ironic = await benchmarkIronic({ server, cli: CLI, runs: opts.runs, progress }, opts.ironicNodes);
     process.stderr.write(`\n${renderIronicTable(ironic)}\n\n`);
   }
-  const parallelism = opts.ironicOnly ? undefined : await runParallelismSection(opts, server, CLI, progress);
+  const parallelism = opts.ironicOnly || opts.galeraOnly ? undefined : await runParallelismSection(opts, server, CLI, progress);
   if (parallelism !== undefined) process.stderr.write(`\n${parallelism.table}\n\n`);
+  let galera: GaleraSection | undefined;
+  if (!opts.parallelismOnly && !opts.ironicOnly && opts.galeraHosts > 0) {
+    galera = await benchmarkGalera({ server, cli: CLI, runs: opts.runs, hosts: opts.galeraHosts, progress });
+    if (galera.kind === 'measured') process.stderr.write(`\n${renderGaleraTable(galera)}\n\n`);
+    else progress(`galera: not measured: ${galera.reason}`);
+  }
   const totalSeconds = (Date.now() - began) / 1000;
   notes.push(`The whole benchmark took ${formatSeconds(totalSeconds)} s; load average at the end: ${formatLoad()}.`);
   if (opts.nodesPerHost > 1) {
@@ -154,6 +162,7 @@ async function main(argv: readonly string[]): Promise<number> {
       sections: [
         ...(reconcile === undefined ? [] : [renderReconcileSection(reconcile)]),
         ...(ironic === undefined ? [] : [renderIronicSection(ironic, opts.runs)]),
+        ...(galera === undefined ? [] : [renderGaleraSection(galera, opts.runs)]),
         `## Table rendering\n\nThe reconciliation tables (\`compute_node list\`, \`audit\`) rendered in-process, median of 3 runs; the target is 30,000 rows in at most 1 s.\n\n${tableTimings}`, ...(parallelism === undefined ? [] : [parallelism.markdown])],
     },
     sizes,
@@ -162,6 +171,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (reconcile !== undefined) process.stdout.write(`\nThe other commands:\n\n${renderReconcileTables(reconcile)}\n`);
   if (ironic !== undefined) process.stdout.write(`${sizes.length > 0 ? '\n' : ''}The Ironic API as the node list's source:\n\n${renderIronicTable(ironic)}\n`);
   if (parallelism !== undefined) process.stdout.write(`${sizes.length > 0 ? '\n' : ''}Cell parallelism across servers:\n\n${parallelism.table}\n`);
+  if (galera?.kind === 'measured') process.stdout.write(`\nA 3-node Galera cluster next to one server:\n\n${renderGaleraTable(galera)}\n`);
   process.stdout.write(`\nTable rendering:\n\n${tableTimings}\n`);
   if (opts.out !== '-') {
     const out = resolve(opts.out);
@@ -387,6 +397,7 @@ function installSignalHandlers(server: Server): void {
   // Whatever way the process ends, no extra server outlives it, nor a nova.conf folder.
   process.on('exit', () => {
     killAllServersSync();
+    killAllGaleraSync();
     removeScratchDirsSync();
   });
 }

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeRequired } from '../helpers/mysql.js';
 import type { FaultDeployment } from '../faults/helpers.js';
-import { galeraMissing, startGaleraCluster, type GaleraCluster } from './cluster.js';
+import { galeraMissing, startGaleraCluster, type GaleraCluster } from '../../bench/galera-cluster.js';
 
 export interface GaleraDeployment {
   readonly cluster: GaleraCluster;

@@ -1,4 +1,5 @@
-// Throw-away 3-node MariaDB Galera clusters on 127.0.0.1 for the Galera tier.
+// Throw-away 3-node MariaDB Galera clusters on 127.0.0.1, for the Galera test
+// tier (test/galera/) and the benchmark's Galera section (bench/galera.ts).
 // Each node: its own data directory under one temporary folder, its own
 // mysqld, gcomm, IST and SST ports. Node 1 bootstraps (--wsrep-new-cluster)
 // from a fresh mariadb-install-db; nodes 2 and 3 start empty and receive the
@@ -10,7 +11,7 @@ import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, op
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import { freePorts } from '../helpers/ports.js';
+import { freePorts } from './servers.js';
 
 export const GALERA_LIBRARY = process.env['GALERA_LIBRARY'] ?? '/usr/lib/galera/libgalera_smm.so';
 
@@ -51,7 +52,31 @@ export function galeraMissing(): string | undefined {
 
 const READY_TIMEOUT_MS = 240_000;
 
-export async function startGaleraCluster(progress: (line: string) => void = () => undefined): Promise<GaleraCluster> {
+/** Clusters started and not yet stopped, for a process 'exit' handler (killAllGaleraSync). */
+const liveClusters = new Set<GaleraCluster>();
+
+/** SIGKILL every node of every cluster still running and remove its folder: no mariadbd outlives the process. */
+export function killAllGaleraSync(): void {
+  for (const c of liveClusters) {
+    for (const n of c.nodes) {
+      if (n.exited || n.pid <= 0) continue;
+      try {
+        process.kill(n.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    rmSync(c.root, { recursive: true, force: true });
+  }
+  liveClusters.clear();
+}
+
+export interface GaleraStartOptions {
+  /** innodb_buffer_pool_size of each node (default 64 MB: the test tier's clouds are small). */
+  readonly bufferPoolMb?: number;
+}
+
+export async function startGaleraCluster(progress: (line: string) => void = () => undefined, options: GaleraStartOptions = {}): Promise<GaleraCluster> {
   const root = mkdtempSync(join(tmpdir(), 'nrgalera-'));
   chmodSync(root, 0o755);
   const asRoot = process.getuid?.() === 0;
@@ -123,8 +148,10 @@ export async function startGaleraCluster(progress: (line: string) => void = () =
       }
       for (const n of nodes) while (n.child !== undefined && !n.exited) await sleep(50);
       rmSync(root, { recursive: true, force: true });
+      liveClusters.delete(cluster);
     },
   };
+  liveClusters.add(cluster);
   try {
     const install = spawnSync(
       'mariadb-install-db',
@@ -146,7 +173,7 @@ export async function startGaleraCluster(progress: (line: string) => void = () =
         `--log-error=${join(n.dir, 'error.log')}`,
         '--skip-log-bin',
         '--skip-name-resolve',
-        '--innodb-buffer-pool-size=64M',
+        `--innodb-buffer-pool-size=${options.bufferPoolMb ?? 64}M`,
         '--innodb-log-file-size=8M',
         '--character-set-server=utf8mb4',
         '--collation-server=utf8mb4_general_ci',
@@ -156,7 +183,7 @@ export async function startGaleraCluster(progress: (line: string) => void = () =
         '--binlog-format=ROW',
         '--default-storage-engine=InnoDB',
         '--innodb-autoinc-lock-mode=2',
-        '--wsrep-cluster-name=nova-reconcile-test',
+        '--wsrep-cluster-name=nova-reconcile-scratch',
         `--wsrep-cluster-address=${address}`,
         `--wsrep-node-address=127.0.0.1:${gcomm(i)}`,
         `--wsrep-node-name=node${n.index}`,
