@@ -50,7 +50,3 @@ export interface Interrupts {
 export function signalExitCode(reason: unknown): number {
   return reason === 'SIGTERM' ? 143 : 130;
 }
-
-export function println(out: Output, text = ''): void {
-  out.write(text + '\n');
-}

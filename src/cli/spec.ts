@@ -65,7 +65,3 @@ export const FORMAT_OPTION: OptionSpec = {
   choices: ['table', 'json'],
   defaultValue: 'table',
 };
-
-export function commandName(spec: CommandSpec): string {
-  return spec.path.join(' ');
-}

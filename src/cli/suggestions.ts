@@ -8,7 +8,7 @@
 import type { ConfigSource } from '../config/types.js';
 import type { Finding } from '../domain/audit.js';
 import type { Plan } from '../domain/plan.js';
-import { shellQuote } from '../sandbox/report.js';
+import { shellWord } from '../domain/text-and-maps.js';
 
 /**
  * A command of this tool or of nova-manage (which reads the same nova.conf)
@@ -18,7 +18,7 @@ const COMMAND = /\b(nova-reconcile|nova-manage)(?= (?:cell_v2|placement|db|api_d
 
 /** `--config-file F --config-dir D ...` as given, or '' with the default search. */
 export function configArguments(sources: readonly ConfigSource[]): string {
-  return sources.map((s) => `${s.kind === 'file' ? '--config-file' : '--config-dir'} ${shellQuote(s.path)}`).join(' ');
+  return sources.map((s) => `${s.kind === 'file' ? '--config-file' : '--config-dir'} ${shellWord(s.path)}`).join(' ');
 }
 
 export function withConfigArguments(text: string, sources: readonly ConfigSource[]): string {

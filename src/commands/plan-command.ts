@@ -23,7 +23,7 @@ import { printJson } from './deployment.js';
 import { createProgress } from '../cli/progress.js';
 import { signalExitCode } from '../cli/context.js';
 import { configArguments } from '../cli/suggestions.js';
-import { shellQuote } from '../sandbox/report.js';
+import { shellWord } from '../domain/text-and-maps.js';
 
 export const APPLY_OPTIONS: readonly OptionSpec[] = [
   { flags: '--apply', description: 'apply the plan; without it the plan is printed and nothing changes' },
@@ -210,7 +210,7 @@ function interruptSummary(result: ApplyResult, total: number, ctx: CommandContex
   ];
   if (result.journalPath !== undefined) {
     lines.push(`  journal: ${result.journalPath}`);
-    lines.push(`  to undo what was applied: ${self}${config === '' ? '' : ` ${config}`} undo ${shellQuote(result.journalPath)} --apply`);
+    lines.push(`  to undo what was applied: ${self}${config === '' ? '' : ` ${config}`} undo ${shellWord(result.journalPath)} --apply`);
   }
   lines.push('  to finish: run the same command again (it plans from what is there now).');
   return lines.join('\n') + '\n';

@@ -6,7 +6,7 @@ import { readJournalFor, undoJournal } from '../operations/undo.js';
 import { printJson, useDeployment } from './deployment.js';
 import { signalExitCode } from '../cli/context.js';
 import { configArguments } from '../cli/suggestions.js';
-import { shellQuote } from '../sandbox/report.js';
+import { shellWord } from '../domain/text-and-maps.js';
 
 export const undoCommand: CommandSpec = {
   path: ['undo'],
@@ -96,7 +96,7 @@ export const undoCommand: CommandSpec = {
       ctx.stderr.write(
         `nova-reconcile: interrupted by ${result.interrupted.reason}: ${count('restored')} change(s) restored, ${result.interrupted.notStarted} not started.\n` +
           (result.undoJournalPath === undefined ? '' : `  journal: ${result.undoJournalPath}\n`) +
-          `  to finish: ${self}${config === '' ? '' : ` ${config}`} undo ${shellQuote(result.journal)} --apply (rows already restored are left alone)\n`,
+          `  to finish: ${self}${config === '' ? '' : ` ${config}`} undo ${shellWord(result.journal)} --apply (rows already restored are left alone)\n`,
       );
       ctx.log?.warning(`undo of ${result.command} (${result.journal}) interrupted by ${result.interrupted.reason}: ${result.interrupted.notStarted} change(s) not started`);
       return signalExitCode(result.interrupted.reason);

@@ -76,16 +76,6 @@ export async function closeDatabase(db: Database): Promise<void> {
   await db.knex.destroy();
 }
 
-/** Run fn with a database that is always closed afterwards. */
-export async function withDatabase<T>(target: DbTarget, options: OpenOptions, fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabase(target, options);
-  try {
-    return await fn(db);
-  } finally {
-    await closeDatabase(db);
-  }
-}
-
 /** What the sessions of a knex instance found: wsrep_on of the server (undefined before the first connection). */
 interface SessionFacts {
   wsrepOn: boolean | undefined;

@@ -8,8 +8,6 @@ import { ReconcileError } from '../errors.js';
 
 export type SchemaKind = 'api' | 'cell' | 'placement';
 
-export const SCHEMA_KINDS: readonly SchemaKind[] = Object.freeze(['api', 'cell', 'placement']);
-
 /**
  * Our own bookkeeping table. It is not knex's default name so that it can
  * never be mistaken for (or collide with) anything Nova or another tool keeps.

@@ -17,22 +17,14 @@ import type { Finding } from './audit.js';
 import type { AllocationRec, ComputeNodeRec, ProviderRec } from './model.js';
 import { FINAL_MIGRATION_STATES } from './model.js';
 import { isStaleComputeProvider } from './stale-providers.js';
-import { hostKey, nodeKey, serviceKey, type SnapshotIndex } from './snapshot-index.js';
+import { hostKey, nodeKey, providerTree, serviceKey, type SnapshotIndex } from './snapshot-index.js';
 
 export function findPlacementGaps(ix: SnapshotIndex): Finding[] {
   return [...findInstancesWithoutAllocation(ix), ...findOrphanedAllocations(ix), ...findDeletedNodesWithProvider(ix)];
 }
 
 function treeIds(ix: SnapshotIndex, root: ProviderRec): Set<number> {
-  const out = new Set<number>();
-  const stack = [root];
-  while (stack.length > 0) {
-    const rp = stack.pop() as ProviderRec;
-    if (out.has(rp.id)) continue;
-    out.add(rp.id);
-    stack.push(...(ix.childrenOf.get(rp.id) ?? []));
-  }
-  return out;
+  return new Set(providerTree(ix, root).map((rp) => rp.id));
 }
 
 function findInstancesWithoutAllocation(ix: SnapshotIndex): Finding[] {

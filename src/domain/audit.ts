@@ -11,11 +11,12 @@
 import type { AllocationRec, ComputeNodeRec, HostMappingRec, InstanceRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
 import { FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import { isServiceUp, parseNaiveUtc } from './liveness.js';
-import { ironicTruthArgs, orphanReason, orphanWithInstancesFix, shellWord, unmanagedGroupOf, unmanagedWithInstancesFix } from './orphan-nodes.js';
+import { ironicTruthArgs, orphanReason, orphanWithInstancesFix, unmanagedGroupOf, unmanagedWithInstancesFix } from './orphan-nodes.js';
 import { NOVA_RESOURCE_CLASSES } from './placement-audit.js';
 import { findPlacementGaps } from './audit-placement.js';
 import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-providers.js';
 import { hostKey, indexSnapshot, nodeKey, providerTree, serviceKey, type SnapshotIndex } from './snapshot-index.js';
+import { pushTo, shellWord } from './text-and-maps.js';
 
 /** Every kind, in the order findings are listed. */
 export const FINDING_KINDS = [
@@ -148,12 +149,6 @@ function sortFindings(findings: readonly Finding[], cellOrder: readonly string[]
   );
 }
 
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list === undefined) map.set(key, [value]);
-  else list.push(value);
-}
-
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -224,7 +219,7 @@ function findMappingProblems(a: Audit): void {
   for (const n of a.ix.liveNodes) {
     if (n.host === null || mappingByHost.has(hostKey(n.host))) continue;
     if (a.ix.liveComputeService.has(serviceKey(n.cellUuid, n.host))) continue;
-    push(unmappedNodeHosts, serviceKey(n.cellUuid, n.host), n);
+    pushTo(unmappedNodeHosts, serviceKey(n.cellUuid, n.host), n);
   }
   // Only hosts without a live service are left here: mapping a dead host
   // would not help. Its ironic nodes go to the ring's live owner (a mapped
@@ -264,7 +259,7 @@ function findMappingProblems(a: Audit): void {
 
   // Live instances by host: a mapping whose host still runs servers is not stale, whatever else is gone.
   const instancesByHost = new Map<string, InstanceRec[]>();
-  for (const i of a.s.instances) if (i.host !== null) push(instancesByHost, hostKey(i.host), i);
+  for (const i of a.s.instances) if (i.host !== null) pushTo(instancesByHost, hostKey(i.host), i);
   for (const m of a.s.hostMappings) {
     if (holders.has(hostKey(m.host))) continue;
     const instances = instancesByHost.get(hostKey(m.host)) ?? [];
@@ -365,7 +360,7 @@ function findDuplicateNodes(a: Audit): void {
   const groups = new Map<string, ComputeNodeRec[]>();
   for (const n of a.ix.liveNodes) {
     if (n.hypervisorHostname === null) continue;
-    push(groups, `${n.cellUuid}|${n.hypervisorHostname.toLowerCase()}`, n);
+    pushTo(groups, `${n.cellUuid}|${n.hypervisorHostname.toLowerCase()}`, n);
   }
   for (const nodes of groups.values()) {
     if (nodes.length < 2) continue;
@@ -470,7 +465,7 @@ function keepForReturningNode(deleted: ComputeNodeRec): string {
 
 function findStaleAllocations(a: Audit, root: ProviderRec, owner: ComputeNodeRec | undefined, tree: readonly ProviderRec[], returning: boolean): void {
   const byConsumer = new Map<string, AllocationRec[]>();
-  for (const p of tree) for (const x of a.ix.allocationsOnProvider.get(p.id) ?? []) push(byConsumer, x.consumerUuid, x);
+  for (const p of tree) for (const x of a.ix.allocationsOnProvider.get(p.id) ?? []) pushTo(byConsumer, x.consumerUuid, x);
   const treeIds = new Set(tree.map((p) => p.id));
   // The live node re-created on the same host under the same name (a new uuid), if any.
   const successor =
@@ -657,7 +652,7 @@ function misplacedFix(instanceUuid: string, ironic: boolean, hasOwn: boolean, el
   const byProvider = new Map<string, AllocationRec[]>();
   for (const x of elsewhere) {
     const uuid = ix.providerById.get(x.providerId)?.uuid;
-    if (uuid !== undefined) push(byProvider, uuid, x);
+    if (uuid !== undefined) pushTo(byProvider, uuid, x);
   }
   return [...byProvider]
     .sort(([x], [y]) => compare(x, y))

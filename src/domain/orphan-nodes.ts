@@ -13,13 +13,9 @@ import { selectInScope, type PlanScope, type ScopedRefusal, type ScopedUnit, typ
 import { newPlanState, planProviderTreeRemoval } from './provider-removal.js';
 import { unservedGroup } from './partitions.js';
 import { indexSnapshot, nodeKey, serviceKey, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
+import { shellWord } from './text-and-maps.js';
 
 export const CLEANUP_ORPHANS = 'compute_node cleanup_orphans';
-
-export interface OrphanVerdict {
-  readonly node: ComputeNodeRec;
-  readonly reason: string;
-}
 
 /**
  * Why a live node is an orphan, or undefined when it is not (shared with the audit).
@@ -88,11 +84,6 @@ export function unmanagedWithInstancesFix(node: ComputeNodeRec, group: string): 
 export function ironicTruthArgs(origin: IronicOrigin | undefined, file?: string): string {
   if (origin?.kind === 'api') return '';
   return ` --ironic-nodes ${shellWord(file ?? origin?.location ?? 'FILE')}`;
-}
-
-/** A word as a shell word: quoted only when it needs to be. */
-export function shellWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The whole deployment is planned; a scope (--cell, --host, --node) then keeps the units of its nodes (plan-scope.ts). */

@@ -26,6 +26,7 @@ import { hostKey } from './snapshot-index.js';
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, MigrationRec, ProviderRec, Snapshot } from './model.js';
 import { COMPUTE_NODE_TRAIT, FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import type { AllocationPart, Change } from './plan.js';
+import { pushTo } from './text-and-maps.js';
 
 /** The classes nova's audit looks at (NOVA_RCS). Custom classes, PCI_DEVICE, SRIOV_NET_VF, FPGA, PGPU, NET_PACKET_RATE_* are not among them. */
 export const NOVA_RESOURCE_CLASSES: readonly string[] = Object.freeze([
@@ -258,22 +259,22 @@ function indexForAudit(s: Snapshot): AuditLookup {
   const liveNodeByUuid = new Map<string, ComputeNodeRec>();
   for (const n of s.computeNodes) if (!n.deleted && n.uuid !== null && !liveNodeByUuid.has(n.uuid)) liveNodeByUuid.set(n.uuid, n);
   const instancesOnNode = new Map<string, InstanceRec[]>();
-  for (const i of s.instances) push(instancesOnNode, placeKey(i.cellUuid, i.host, i.node), i);
+  for (const i of s.instances) pushTo(instancesOnNode, placeKey(i.cellUuid, i.host, i.node), i);
   const migrationsOnNode = new Map<string, MigrationRec[]>();
   for (const m of s.migrations) {
     // NOT IN drops a NULL status in nova's query too.
     if (m.status === null || FINAL_MIGRATION_STATES.includes(m.status)) continue;
     const source = placeKey(m.cellUuid, m.sourceCompute, m.sourceNode);
     const dest = placeKey(m.cellUuid, m.destCompute, m.destNode);
-    push(migrationsOnNode, source, m);
-    if (dest !== source) push(migrationsOnNode, dest, m);
+    pushTo(migrationsOnNode, source, m);
+    if (dest !== source) pushTo(migrationsOnNode, dest, m);
   }
   const allocationsOnProvider = new Map<number, AllocationRec[]>();
   const allocationsOfConsumer = new Map<string, AllocationRec[]>();
   const p = s.placement;
   for (const a of p?.allocations ?? []) {
-    push(allocationsOnProvider, a.providerId, a);
-    push(allocationsOfConsumer, a.consumerUuid, a);
+    pushTo(allocationsOnProvider, a.providerId, a);
+    pushTo(allocationsOfConsumer, a.consumerUuid, a);
   }
   const consumerByUuid = new Map((p?.consumers ?? []).map((c) => [c.uuid, c]));
   const providerById = new Map((p?.providers ?? []).map((rp) => [rp.id, rp]));
@@ -291,8 +292,3 @@ function relatedConsumers(lookup: AuditLookup, node: ComputeNodeRec): ReadonlySe
   return out;
 }
 
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list === undefined) map.set(key, [value]);
-  else list.push(value);
-}

@@ -202,8 +202,6 @@ export interface InstanceMove {
   readonly fromHost: string;
 }
 
-export type ChangeKind = Change['kind'];
-
 export interface PlannedChange {
   readonly change: Change;
   /** Why: one line for people. */

@@ -4,6 +4,7 @@
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, IronicNodeRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
 import { FINAL_MIGRATION_STATES } from './model.js';
 import { footprintOfChanges, type PlannedChange } from './plan.js';
+import { pushTo } from './text-and-maps.js';
 
 export function hostKey(host: string | null): string {
   return (host ?? '').replace(/ +$/, '').toLowerCase();
@@ -60,7 +61,7 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
     else if ((deletedNodeByUuid.get(n.uuid)?.id ?? -1) < n.id) deletedNodeByUuid.set(n.uuid, n);
   }
   const liveNodesByHypervisorHostname = new Map<string, ComputeNodeRec[]>();
-  for (const n of liveNodes) if (n.hypervisorHostname !== null) push(liveNodesByHypervisorHostname, n.hypervisorHostname.toLowerCase(), n);
+  for (const n of liveNodes) if (n.hypervisorHostname !== null) pushTo(liveNodesByHypervisorHostname, n.hypervisorHostname.toLowerCase(), n);
   const ironicNodeUuids = s.ironicNodes === undefined ? undefined : new Set(s.ironicNodes.map((n) => n.uuid.toLowerCase()));
   const ironicNodeByUuid = new Map((s.ironicNodes ?? []).map((n) => [n.uuid.toLowerCase(), n] as const));
   const liveComputeService = new Map<string, ServiceRec>();
@@ -73,7 +74,7 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
   const instancesOnNode = new Map<string, InstanceRec[]>();
   for (const i of s.instances) {
     instanceByUuid.set(i.uuid, i);
-    push(instancesOnNode, nodeKey(i.cellUuid, i.host, i.node), i);
+    pushTo(instancesOnNode, nodeKey(i.cellUuid, i.host, i.node), i);
   }
   const activeMigrationUuids = new Set<string>();
   for (const m of s.migrations) if (m.uuid !== null && !FINAL_MIGRATION_STATES.includes(m.status ?? '')) activeMigrationUuids.add(m.uuid);
@@ -92,14 +93,14 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
       providerById.set(rp.id, rp);
       providerByUuid.set(rp.uuid, rp);
       if (rp.name !== null) providerByName.set(rp.name.toLowerCase(), rp);
-      if (rp.parentId !== null) push(childrenOf, rp.parentId, rp);
+      if (rp.parentId !== null) pushTo(childrenOf, rp.parentId, rp);
     }
     for (const a of p.allocations) {
-      push(allocationsOnProvider, a.providerId, a);
-      push(allocationsOfConsumer, a.consumerUuid, a);
+      pushTo(allocationsOnProvider, a.providerId, a);
+      pushTo(allocationsOfConsumer, a.consumerUuid, a);
     }
     for (const c of p.consumers) consumerByUuid.set(c.uuid, c);
-    for (const inv of p.inventories) push(inventoriesOf, inv.providerId, inv);
+    for (const inv of p.inventories) pushTo(inventoriesOf, inv.providerId, inv);
   }
   return {
     snapshot: s,
@@ -124,12 +125,6 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
     consumerByUuid,
     inventoriesOf,
   };
-}
-
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list === undefined) map.set(key, [value]);
-  else list.push(value);
 }
 
 /** The footprint of a unit's changes in this snapshot (Unit.footprint): a consumer brings every provider it holds allocations on. */

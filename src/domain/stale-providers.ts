@@ -12,7 +12,7 @@ import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from './model.js';
 import type { Plan, Unit } from './plan.js';
 import { selectInScope, type PlanScope, type ScopedRefusal, type ScopedUnit, type ScopeSubject } from './plan-scope.js';
 import { bumpConsumersOn, newPlanState, planProviderTreeRemoval } from './provider-removal.js';
-import { indexSnapshot, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
+import { indexSnapshot, providerTree, type SnapshotIndex, unitFootprint } from './snapshot-index.js';
 
 export const CLEANUP_PROVIDERS = 'placement cleanup_providers';
 
@@ -111,22 +111,9 @@ export function planProviderCleanup(snapshot: Snapshot, scope?: PlanScope): Plan
 
 /** The uuids of a provider and its descendants: --resource_provider may name any of them. */
 function treeUuids(ix: SnapshotIndex, root: ProviderRec): string[] {
-  const out: string[] = [];
-  const stack = [root];
-  while (stack.length > 0) {
-    const rp = stack.pop() as ProviderRec;
-    out.push(rp.uuid);
-    stack.push(...(ix.childrenOf.get(rp.id) ?? []));
-  }
-  return out;
+  return providerTree(ix, root).map((rp) => rp.uuid);
 }
 
 function treeHasAllocations(ix: SnapshotIndex, root: ProviderRec): boolean {
-  const stack = [root];
-  while (stack.length > 0) {
-    const rp = stack.pop() as ProviderRec;
-    if ((ix.allocationsOnProvider.get(rp.id) ?? []).length > 0) return true;
-    stack.push(...(ix.childrenOf.get(rp.id) ?? []));
-  }
-  return false;
+  return providerTree(ix, root).some((rp) => (ix.allocationsOnProvider.get(rp.id) ?? []).length > 0);
 }

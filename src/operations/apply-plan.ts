@@ -76,157 +76,155 @@ export async function withApplyLock<T>(deployment: Deployment, lockTimeout: numb
 export async function applyPlan(deployment: Deployment, plan: Plan, options: ApplyOptions): Promise<ApplyResult> {
   if (plan.units.length === 0) return { journalPath: undefined, outcomes: [], refused: plan.refused };
   const identity = await deploymentIdentity(deployment);
-  {
-    const path = options.journalPath ?? defaultJournalPath(options.journalDir, plan.command, new Date());
-    const journal = openJournal(path, { type: 'header', format: 'nova-reconcile-journal/1', command: plan.command, startedAt: utcNowString(), deployment: identity });
-    options.onJournal?.(journal.path);
-    const outcomes: UnitOutcome[] = [];
-    /** Changes committed so far: an error after one says so (the error document's `changed`). */
-    let committed = 0;
-    let done = 0;
-    const tally = { applied: 0, 'already-done': 0, skipped: 0 };
-    /** One change in its own compare-and-swap transaction, journaled before it commits. */
-    const applyOwn = async (unit: Unit, change: Change): Promise<void> => {
-      const db = await databaseFor(deployment, change.target);
-      try {
-        await writeJournaled(db, () => journal, async (trx) => ({
-          value: undefined,
-          entry: { unit: unit.id, target: change.target, change, rows: await applyChange(trx, db.dialect, change, utcNowString()) },
-        }));
-      } catch (err) {
-        if (err instanceof WriteFailed) throw wrapApplyError(err.cause, db, unit, err.committing);
-        throw err;
-      }
-      committed += 1;
-    };
+  const path = options.journalPath ?? defaultJournalPath(options.journalDir, plan.command, new Date());
+  const journal = openJournal(path, { type: 'header', format: 'nova-reconcile-journal/1', command: plan.command, startedAt: utcNowString(), deployment: identity });
+  options.onJournal?.(journal.path);
+  const outcomes: UnitOutcome[] = [];
+  /** Changes committed so far: an error after one says so (the error document's `changed`). */
+  let committed = 0;
+  let done = 0;
+  const tally = { applied: 0, 'already-done': 0, skipped: 0 };
+  /** One change in its own compare-and-swap transaction, journaled before it commits. */
+  const applyOwn = async (unit: Unit, change: Change): Promise<void> => {
+    const db = await databaseFor(deployment, change.target);
+    try {
+      await writeJournaled(db, () => journal, async (trx) => ({
+        value: undefined,
+        entry: { unit: unit.id, target: change.target, change, rows: await applyChange(trx, db.dialect, change, utcNowString()) },
+      }));
+    } catch (err) {
+      if (err instanceof WriteFailed) throw wrapApplyError(err.cause, db, unit, err.committing);
+      throw err;
+    }
+    committed += 1;
+  };
 
-    const applyUnit = async (unit: Unit): Promise<UnitOutcome> => {
-      const changes = unit.changes.map((pc) => pc.change);
-      const segment = heldSegment(changes);
-      let held: HeldCell | undefined;
-      let applied = 0;
-      let alreadyDone = 0;
-      /** A compare-and-swap missed: already done when the change's target state holds, else the unit stops. */
-      const missed = async (change: Change, err: CasConflict): Promise<UnitOutcome | undefined> => {
-        if (await changeAlreadyDone((await databaseFor(deployment, change.target)).knex, change)) {
-          alreadyDone += 1;
-          return undefined;
-        }
-        return { unit, status: 'skipped', reason: err.message, changesApplied: applied };
-      };
-      try {
-        if (segment !== undefined) {
-          // Ownership before placement: lock and check the cell rows first.
-          try {
-            held = await openHeldCell(deployment, segment.changes);
-          } catch (err) {
-            if (!(err instanceof CasConflict)) throw err;
-            // Someone else may have finished this very unit (another run through another node).
-            for (const change of changes) if (!(await changeAlreadyDone((await databaseFor(deployment, change.target)).knex, change))) {
-              return { unit, status: 'skipped', reason: `${err.message}; nothing was changed`, changesApplied: 0 };
-            }
-            return { unit, status: 'already-done' };
+  const applyUnit = async (unit: Unit): Promise<UnitOutcome> => {
+    const changes = unit.changes.map((pc) => pc.change);
+    const segment = heldSegment(changes);
+    let held: HeldCell | undefined;
+    let applied = 0;
+    let alreadyDone = 0;
+    /** A compare-and-swap missed: already done when the change's target state holds, else the unit stops. */
+    const missed = async (change: Change, err: CasConflict): Promise<UnitOutcome | undefined> => {
+      if (await changeAlreadyDone((await databaseFor(deployment, change.target)).knex, change)) {
+        alreadyDone += 1;
+        return undefined;
+      }
+      return { unit, status: 'skipped', reason: err.message, changesApplied: applied };
+    };
+    try {
+      if (segment !== undefined) {
+        // Ownership before placement: lock and check the cell rows first.
+        try {
+          held = await openHeldCell(deployment, segment.changes);
+        } catch (err) {
+          if (!(err instanceof CasConflict)) throw err;
+          // Someone else may have finished this very unit (another run through another node).
+          for (const change of changes) if (!(await changeAlreadyDone((await databaseFor(deployment, change.target)).knex, change))) {
+            return { unit, status: 'skipped', reason: `${err.message}; nothing was changed`, changesApplied: 0 };
           }
+          return { unit, status: 'already-done' };
         }
-        for (let i = 0; i < changes.length; i++) {
-          const change = changes[i] as Change;
-          if (segment !== undefined && held !== undefined && i === segment.start) {
-            const result = await applyHeld(unit, segment, held);
-            held = undefined;
-            if (result !== undefined) return { unit, status: 'skipped', reason: result.message, changesApplied: applied };
-            applied += segment.changes.length;
-            i = segment.start + segment.changes.length - 1;
+      }
+      for (let i = 0; i < changes.length; i++) {
+        const change = changes[i] as Change;
+        if (segment !== undefined && held !== undefined && i === segment.start) {
+          const result = await applyHeld(unit, segment, held);
+          held = undefined;
+          if (result !== undefined) return { unit, status: 'skipped', reason: result.message, changesApplied: applied };
+          applied += segment.changes.length;
+          i = segment.start + segment.changes.length - 1;
+          continue;
+        }
+        try {
+          await applyOwn(unit, change);
+          applied += 1;
+        } catch (err) {
+          if (!(err instanceof CasConflict)) throw err;
+          const stop = await missed(change, err);
+          if (stop !== undefined) return stop;
+        }
+      }
+    } finally {
+      if (held !== undefined) await held.trx.rollback().catch(() => undefined);
+    }
+    if (applied === 0 && alreadyDone > 0) return { unit, status: 'already-done' };
+    return { unit, status: 'applied' };
+  };
+
+  /**
+   * The unit's held cell changes, written in the held transaction, then
+   * committed. A deadlock victim is re-run from a new guard (its placement
+   * changes are already committed). Returns the conflict that stopped it.
+   */
+  const applyHeld = async (unit: Unit, segment: HeldSegment, first: HeldCell): Promise<CasConflict | undefined> => {
+    let held: HeldCell | undefined = first;
+    for (let attempt = 1; ; attempt += 1) {
+      let committing = false;
+      const seqs: number[] = [];
+      try {
+        held ??= await openHeldCell(deployment, segment.changes);
+        const now = utcNowString();
+        for (const change of segment.changes) {
+          const seq = journal.nextSeq();
+          const rows = await applyChange(held.trx, held.db.dialect, change, now);
+          seqs.push(seq);
+          await journal.appendDurably({ type: 'change', seq, unit: unit.id, target: change.target, change, rows });
+        }
+        committing = true;
+        const trx = held.trx;
+        held = undefined;
+        await trx.commit();
+        for (const s of seqs) journal.append({ type: 'commit', seq: s });
+        committed += seqs.length;
+        return undefined;
+      } catch (err) {
+        const db = held?.db ?? first.db;
+        if (held !== undefined) await held.trx.rollback().catch(() => undefined);
+        held = undefined;
+        // Rolled back for certain (a conflict, a deadlock victim, a certification failure): its journaled changes never happened.
+        if (err instanceof CasConflict || isDeadlockError(err)) for (const s of seqs) journal.append({ type: 'rollback', seq: s });
+        if (err instanceof CasConflict) return err;
+        if (isDeadlockError(err)) {
+          if (attempt < DEADLOCK_ATTEMPTS) {
+            await deadlockPause(attempt);
             continue;
           }
-          try {
-            await applyOwn(unit, change);
-            applied += 1;
-          } catch (err) {
-            if (!(err instanceof CasConflict)) throw err;
-            const stop = await missed(change, err);
-            if (stop !== undefined) return stop;
-          }
+          return contention(db, err);
         }
-      } finally {
-        if (held !== undefined) await held.trx.rollback().catch(() => undefined);
+        throw wrapApplyError(err, db, unit, committing);
       }
-      if (applied === 0 && alreadyDone > 0) return { unit, status: 'already-done' };
-      return { unit, status: 'applied' };
-    };
-
-    /**
-     * The unit's held cell changes, written in the held transaction, then
-     * committed. A deadlock victim is re-run from a new guard (its placement
-     * changes are already committed). Returns the conflict that stopped it.
-     */
-    const applyHeld = async (unit: Unit, segment: HeldSegment, first: HeldCell): Promise<CasConflict | undefined> => {
-      let held: HeldCell | undefined = first;
-      for (let attempt = 1; ; attempt += 1) {
-        let committing = false;
-        const seqs: number[] = [];
-        try {
-          held ??= await openHeldCell(deployment, segment.changes);
-          const now = utcNowString();
-          for (const change of segment.changes) {
-            const seq = journal.nextSeq();
-            const rows = await applyChange(held.trx, held.db.dialect, change, now);
-            seqs.push(seq);
-            await journal.appendDurably({ type: 'change', seq, unit: unit.id, target: change.target, change, rows });
-          }
-          committing = true;
-          const trx = held.trx;
-          held = undefined;
-          await trx.commit();
-          for (const s of seqs) journal.append({ type: 'commit', seq: s });
-          committed += seqs.length;
-          return undefined;
-        } catch (err) {
-          const db = held?.db ?? first.db;
-          if (held !== undefined) await held.trx.rollback().catch(() => undefined);
-          held = undefined;
-          // Rolled back for certain (a conflict, a deadlock victim, a certification failure): its journaled changes never happened.
-          if (err instanceof CasConflict || isDeadlockError(err)) for (const s of seqs) journal.append({ type: 'rollback', seq: s });
-          if (err instanceof CasConflict) return err;
-          if (isDeadlockError(err)) {
-            if (attempt < DEADLOCK_ATTEMPTS) {
-              await deadlockPause(attempt);
-              continue;
-            }
-            return contention(db, err);
-          }
-          throw wrapApplyError(err, db, unit, committing);
-        }
-      }
-    };
-
-    try {
-      await runUnits(
-        plan.units,
-        options.concurrency ?? 1,
-        async (unit, index) => {
-          const outcome = await applyUnit(unit);
-          outcomes[index] = outcome;
-          done += 1;
-          tally[outcome.status] += 1;
-          options.onProgress?.({ done, total: plan.units.length, applied: tally.applied, alreadyDone: tally['already-done'], skipped: tally.skipped });
-        },
-        // When units in flight fail together (a server gone), a change whose
-        // COMMIT was cut is the one to report: its outcome is unknown.
-        (errors) => errors.find((e) => e instanceof ReconcileError && unknownOutcomes.has(e)) ?? errors[0],
-        () => options.signal?.aborted === true,
-      );
-    } catch (err) {
-      throw withChanged(err, committed > 0 || (err instanceof ReconcileError && unknownOutcomes.has(err)));
-    } finally {
-      journal.close();
     }
-    // Units never started leave holes; the outcomes are those of the units that ran, in plan order.
-    const ran = outcomes.filter((o): o is UnitOutcome => o !== undefined);
-    if (options.signal?.aborted === true && ran.length < plan.units.length) {
-      return { journalPath: journal.path, outcomes: ran, refused: plan.refused, interrupted: { reason: String(options.signal.reason), notStarted: plan.units.length - ran.length } };
-    }
-    return { journalPath: journal.path, outcomes: ran, refused: plan.refused };
+  };
+
+  try {
+    await runUnits(
+      plan.units,
+      options.concurrency ?? 1,
+      async (unit, index) => {
+        const outcome = await applyUnit(unit);
+        outcomes[index] = outcome;
+        done += 1;
+        tally[outcome.status] += 1;
+        options.onProgress?.({ done, total: plan.units.length, applied: tally.applied, alreadyDone: tally['already-done'], skipped: tally.skipped });
+      },
+      // When units in flight fail together (a server gone), a change whose
+      // COMMIT was cut is the one to report: its outcome is unknown.
+      (errors) => errors.find((e) => e instanceof ReconcileError && unknownOutcomes.has(e)) ?? errors[0],
+      () => options.signal?.aborted === true,
+    );
+  } catch (err) {
+    throw withChanged(err, committed > 0 || (err instanceof ReconcileError && unknownOutcomes.has(err)));
+  } finally {
+    journal.close();
   }
+  // Units never started leave holes; the outcomes are those of the units that ran, in plan order.
+  const ran = outcomes.filter((o): o is UnitOutcome => o !== undefined);
+  if (options.signal?.aborted === true && ran.length < plan.units.length) {
+    return { journalPath: journal.path, outcomes: ran, refused: plan.refused, interrupted: { reason: String(options.signal.reason), notStarted: plan.units.length - ran.length } };
+  }
+  return { journalPath: journal.path, outcomes: ran, refused: plan.refused };
 }
 
 /**

@@ -3,13 +3,10 @@
 import type { JsonDocument } from '../cli/json-contract.js';
 import { wrap } from '../cli/help.js';
 import type { SandboxInfo } from './create-sandbox.js';
+import { shellWord } from '../domain/text-and-maps.js';
 
 const DEFAULT_NEXT = ['cell_v2 list_cells', 'cell_v2 discover_hosts --verbose', 'cell_v2 list_hosts'];
 
-/** POSIX shell quoting, only when needed, so printed commands can be pasted. */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * The commands to try next, as full command lines that work when pasted:
@@ -17,8 +14,8 @@ export function shellQuote(word: string): string {
  * else `node /path/to/bin/nova-reconcile`).
  */
 export function nextCommands(info: SandboxInfo, self = 'nova-reconcile'): string[] {
-  const prefix = `${self} --config-file ${shellQuote(info.configFile)}`;
-  return (info.scenario.tryNext ?? DEFAULT_NEXT).map((c) => `${prefix} ${c.replaceAll('{dir}', shellQuote(info.dir))}`);
+  const prefix = `${self} --config-file ${shellWord(info.configFile)}`;
+  return (info.scenario.tryNext ?? DEFAULT_NEXT).map((c) => `${prefix} ${c.replaceAll('{dir}', shellWord(info.dir))}`);
 }
 
 export function renderSandboxReport(info: SandboxInfo, self = 'nova-reconcile'): string {

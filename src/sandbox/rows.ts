@@ -634,12 +634,6 @@ function inventoryRow(spec: InventorySpec, classId: number, now: string): Row {
   };
 }
 
-/** One inventory row; the caller accounts for the provider generation it implies. */
-export async function insertInventory(placement: Knex, spec: InventorySpec): Promise<number> {
-  const classId = await ensureResourceClass(placement, spec.resourceClass);
-  return insertOne(placement, 'inventories', inventoryRow(spec, classId, utcNowString()));
-}
-
 export async function insertInventories(placement: Knex, specs: readonly InventorySpec[]): Promise<void> {
   const classes = await ensureResourceClasses(placement, specs.map((s) => s.resourceClass));
   const now = utcNowString();

@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CELL0_UUID } from '../../src/db/deployment.js';
 import { migrateSchema } from '../../src/db/migrate.js';
-import { parseUtc } from '../../src/db/time.js';
+import { parseNaiveUtc } from '../../src/domain/liveness.js';
 import { ReconcileError } from '../../src/errors.js';
 import { SANDBOX_CELL_UUIDS, createSandbox, mapSandboxCells, type SandboxInfo } from '../../src/sandbox/create-sandbox.js';
 import { ensureResourceClass, insertComputeNodes, insertResourceProviders, insertServices } from '../../src/sandbox/rows.js';
@@ -99,7 +99,7 @@ const CHECKS: Record<string, (h: Handles, cellIds: { cell1: number }) => Promise
       expect(Number(s['forced_down'])).toBe(0);
       expect(Number(s['report_count'])).toBeGreaterThan(0);
       // Heartbeating now: up by service_down_time (60 s).
-      const seen = parseUtc(s['last_seen_up'] as string);
+      const seen = parseNaiveUtc(s['last_seen_up'] as string);
       expect(seen).toBeDefined();
       expect(Math.abs(Date.now() - (seen ?? 0))).toBeLessThan(60_000);
     }
