@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import { resetDiscovery } from '../src/sandbox/scale-generator.js';
 import { galeraMissing, startGaleraCluster, type GaleraCluster } from './galera-cluster.js';
-import { runWithStats } from './processes.js';
+import { runWithStats, type BenchContext } from './processes.js';
 import { INSTANCES_PER_HOST, LIBVIRT_BROKEN, planApplyUndo, withCloud, type ReconcileContext, type ReconcileRow } from './reconcile.js';
 import { formatRatio, formatSeconds, markdownTable, median } from './report.js';
 import type { Server } from './scratch-deployment.js';
@@ -22,12 +22,8 @@ const RUN_TIMEOUT_MS = 10 * 60_000;
 /** Each node's buffer pool: Debian's default for the single server is 128 MB, so the cluster's nodes get the same. */
 const NODE_BUFFER_POOL_MB = 128;
 
-export interface GaleraBenchOptions {
-  readonly server: Server;
-  readonly cli: string;
-  readonly runs: number;
+export interface GaleraBenchOptions extends BenchContext {
   readonly hosts: number;
-  readonly progress: (line: string) => void;
 }
 
 export interface GaleraTargetRows {

@@ -19,7 +19,8 @@ import { listIronicNodes } from '../src/ironic/list-nodes.js';
 import { generateCloud } from '../src/sandbox/scale-cloud.js';
 import { formatSeconds, markdownTable, median } from './report.js';
 import { runWithStats } from './processes.js';
-import { createScratchDeployment, type Server as DbServer } from './scratch-deployment.js';
+import { createScratchDeployment } from './scratch-deployment.js';
+import type { BenchContext } from './processes.js';
 
 const TIMEOUT_MS = 10 * 60_000;
 /** ironic-api's [api] max_limit default: the page size the real Ironic uses. */
@@ -29,12 +30,7 @@ const NODES_PER_HOST = 1000;
 /** Share of the cloud's nodes that Ironic no longer lists: the audit has orphans to find, the same from both sources. */
 const GONE_FRACTION = 0.01;
 
-export interface IronicBenchContext {
-  readonly server: DbServer;
-  readonly cli: string;
-  readonly runs: number;
-  readonly progress: (message: string) => void;
-}
+export type IronicBenchContext = BenchContext;
 
 export interface IronicRow {
   readonly command: string;

@@ -2,6 +2,7 @@
 // from spawn to exit, process start included, as an operator experiences it.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { Server } from './scratch-deployment.js';
 
 export interface TimedRun {
   readonly seconds: number;
@@ -114,4 +115,12 @@ export async function runWithStats(argv: readonly string[], label: string, expec
     );
   }
   return { run, stats };
+}
+
+/** What a benchmark section needs: the main server, the launcher, runs per measurement, and where progress lines go. */
+export interface BenchContext {
+  readonly server: Server;
+  readonly cli: string;
+  readonly runs: number;
+  readonly progress: (message: string) => void;
 }
