@@ -489,6 +489,8 @@ export class CloudModel {
       await trx('inventories').where({ resource_provider_id: providerId }).del();
       await trx('resource_provider_traits').where({ resource_provider_id: providerId }).del();
       await trx('resource_provider_aggregates').where({ resource_provider_id: providerId }).del();
+      // A root provider references itself (root_provider_id): Placement clears it first, or MariaDB's FK refuses the delete.
+      await trx('resource_providers').where({ id: providerId }).update({ root_provider_id: null });
       await trx('resource_providers').where({ id: providerId }).del();
     });
   }
