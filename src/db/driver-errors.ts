@@ -113,15 +113,3 @@ export function deadlockPause(attempt: number): Promise<void> {
   const ms = 20 * 2 ** Math.min(attempt - 1, 5) * (0.5 + Math.random());
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
-
-/** Run `run`, re-running it when the server picked it as a deadlock victim. */
-export async function retryDeadlocks<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await run();
-    } catch (err) {
-      if (!isDeadlockError(err) || attempt >= DEADLOCK_ATTEMPTS) throw err;
-      await deadlockPause(attempt);
-    }
-  }
-}
