@@ -315,10 +315,6 @@ export async function deploymentIdentity(deployment: Deployment): Promise<Deploy
   return readDeploymentIdentity(deployment);
 }
 
-/**
- * @param committing the error came from COMMIT: the server may have committed
- *   the change before the connection went, so "rolled back" would be a guess.
- */
 /** The failure of an apply that had changed something: the error says so (its JSON document's `changed`). */
 function withChanged(err: unknown, changed: boolean): unknown {
   if (!changed) return err;
@@ -330,6 +326,10 @@ function withChanged(err: unknown, changed: boolean): unknown {
   return new ReconcileError('internal', `unexpected error: ${err instanceof Error ? err.message : String(err)}`, { cause: err, changed: true });
 }
 
+/**
+ * @param committing the error came from COMMIT: the server may have committed
+ *   the change before the connection went, so "rolled back" would be a guess.
+ */
 function wrapApplyError(err: unknown, db: Database, unit: Unit, committing: boolean): ReconcileError {
   if (err instanceof ReconcileError) return err;
   const what = isConnectionLostError(err) ? 'lost the connection to' : 'failed writing to';
