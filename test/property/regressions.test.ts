@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { openCampaign, type Campaign } from './campaign.js';
 import type { CloudEvent } from './cloud-history.js';
+import { describeMysql } from '../helpers/mysql.js';
 
 const REGRESSIONS: ReadonlyArray<{ name: string; history: CloudEvent[] }> = [
   {
@@ -16,6 +17,53 @@ const REGRESSIONS: ReadonlyArray<{ name: string; history: CloudEvent[] }> = [
       { kind: 'instance-disk-on-sharing-provider', a: 0, b: 0 },
     ],
   },
+  {
+    // 2026-12-04, the MariaDB campaign: the instance is evacuated, so
+    // placement audit --delete removes its old host's share and, as Placement
+    // does, bumps the generation of every provider left in its allocation
+    // set, the sharing provider's too. The invariant had called that bump a
+    // change to a non-compute provider; the allocations and inventories stay.
+    name: "an evacuated instance's old share goes; its share on a sharing provider stays (generation bumped)",
+    history: [
+      { kind: 'start-ironic-service', a: 0, b: 0 },
+      { kind: 'start-ironic-service', a: 0, b: 0 },
+      { kind: 'start-libvirt-host', a: 0, b: 0 },
+      { kind: 'instance-built', a: 0, b: 0 },
+      { kind: 'instance-disk-on-sharing-provider', a: 0, b: 0 },
+      { kind: 'start-libvirt-host', a: 0, b: 0 },
+      { kind: 'instance-evacuated', a: 0, b: 0 },
+      { kind: 'start-ironic-service', a: 0, b: 0 },
+    ],
+  },
+];
+
+/**
+ * Histories that broke the campaign's own harness on MariaDB only (its
+ * foreign keys are enforced): a provider deleted through the service-delete
+ * API (root_provider_id self-reference), and the reset between histories
+ * after a migration row (instances emptied before migrations).
+ */
+const MARIADB_HARNESS: ReadonlyArray<{ name: string; history: CloudEvent[] }> = [
+  {
+    name: 'a service deleted through the API takes its ironic node\'s provider with it',
+    history: [
+      { kind: 'start-ironic-service', a: 0, b: 0 },
+      { kind: 'start-ironic-service', a: 0, b: 0 },
+      { kind: 'start-ironic-service', a: 0, b: 0 },
+      { kind: 'ironic-node-created', a: 0, b: 0 },
+      { kind: 'service-deleted-via-api', a: 0, b: 0 },
+      { kind: 'instance-built', a: 0, b: 0 },
+    ],
+  },
+  {
+    name: 'an instance deleted after a migration, then the next history starts from empty tables',
+    history: [
+      { kind: 'start-ironic-service', a: 0, b: 0 },
+      { kind: 'start-ironic-service', a: 0, b: 0 },
+      { kind: 'start-ironic-service', a: 0, b: 0 },
+      { kind: 'instance-deleted', a: 0, b: 0 },
+    ],
+  },
 ];
 
 describe('property campaign regressions [sqlite]', () => {
@@ -27,4 +75,16 @@ describe('property campaign regressions [sqlite]', () => {
     await campaign?.close();
   });
   for (const r of REGRESSIONS) it(r.name, async () => campaign.check(r.history), 60_000);
+});
+
+describeMysql('property campaign regressions [mariadb]', () => {
+  let campaign: Campaign;
+  beforeAll(async () => {
+    campaign = await openCampaign('mysql', 'frm');
+  });
+  afterAll(async () => {
+    await campaign?.close();
+  });
+  // Each history runs after the one before, so the reset between them is exercised too.
+  for (const r of [...REGRESSIONS, ...MARIADB_HARNESS, ...MARIADB_HARNESS]) it(r.name, async () => campaign.check(r.history), 60_000);
 });
