@@ -50,6 +50,18 @@ export class ReconcileError extends Error {
   }
 }
 
+/**
+ * The failure of a run that had changed something before it failed: the same
+ * error, saying so (the JSON error document's `changed`). Anything else
+ * becomes an internal error that says so. Unchanged when `changed` is false.
+ */
+export function failedAfterChanges(err: unknown, changed: boolean): unknown {
+  if (!changed) return err;
+  if (err instanceof ReconcileError)
+    return new ReconcileError(err.kind, err.message, { ...(err.hint === undefined ? {} : { hint: err.hint }), ...(err.tag === undefined ? {} : { tag: err.tag }), cause: err.cause, changed: true });
+  return new ReconcileError('internal', `unexpected error: ${err instanceof Error ? err.message : String(err)}`, { cause: err, changed: true });
+}
+
 export function isReconcileError(err: unknown): err is ReconcileError {
   return err instanceof ReconcileError;
 }

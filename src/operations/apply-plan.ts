@@ -15,7 +15,7 @@ import { withSessionLock } from '../db/locks.js';
 import { CasConflict } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
 import type { Change, DbRef, Plan, Refusal, Unit } from '../domain/plan.js';
-import { ReconcileError } from '../errors.js';
+import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { defaultJournalPath, openJournal, type DeploymentIdentity } from './journal.js';
 import { readDeploymentIdentity } from './deployment-identity.js';
 import { contention, writeJournaled, WriteFailed } from './journaled-write.js';
@@ -317,13 +317,9 @@ export async function deploymentIdentity(deployment: Deployment): Promise<Deploy
 
 /** The failure of an apply that had changed something: the error says so (its JSON document's `changed`). */
 function withChanged(err: unknown, changed: boolean): unknown {
-  if (!changed) return err;
-  if (err instanceof ReconcileError) {
-    const copy = new ReconcileError(err.kind, err.message, { ...(err.hint === undefined ? {} : { hint: err.hint }), ...(err.tag === undefined ? {} : { tag: err.tag }), cause: err.cause, changed: true });
-    if (unknownOutcomes.has(err)) unknownOutcomes.add(copy);
-    return copy;
-  }
-  return new ReconcileError('internal', `unexpected error: ${err instanceof Error ? err.message : String(err)}`, { cause: err, changed: true });
+  const out = failedAfterChanges(err, changed);
+  if (out !== err && err instanceof ReconcileError && unknownOutcomes.has(err)) unknownOutcomes.add(out as object);
+  return out;
 }
 
 /**

@@ -15,7 +15,7 @@ import { CasConflict } from '../db/row-images.js';
 import { writeJournaled, WriteFailed } from './journaled-write.js';
 import { utcNowString } from '../db/time.js';
 import { HEAL_EXIT, planHealAllocations, type HealEnd, type HealInstanceRec, type HealPlan, type HealStep } from '../domain/heal-allocations.js';
-import { ReconcileError } from '../errors.js';
+import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock } from './apply-plan.js';
 import { JOURNAL_FORMAT, defaultJournalPath, openJournal } from './journal.js';
 import { readSnapshot } from './read-snapshot.js';
@@ -154,12 +154,13 @@ async function write(deployment: Deployment, plan: HealPlan, options: HealRunOpt
         if (!(err instanceof CasConflict)) {
           const committing = err instanceof WriteFailed && err.committing;
           const cause = err instanceof WriteFailed ? err.cause : err;
-          throw new ReconcileError(
+          const changed = committing || steps.some((o) => 'status' in o && o.status === 'healed');
+          throw failedAfterChanges(new ReconcileError(
             'connection',
             `failed ${committing ? 'committing' : 'writing'} the allocations of instance ${step.instanceUuid} in the ${db.label}: ${describeDriverError(cause)}; ` +
               (committing ? 'whether that write committed is unknown' : 'that write was rolled back'),
             { hint: 'the journal lists the writes committed before; re-run the command to finish', cause },
-          );
+          ), changed);
         }
         // nova's PUT refused: AllocationUpdateFailed, exit 3; the run stops here.
         steps.push({ step, status: 'failed', reason: err.message });

@@ -14,7 +14,7 @@ import { CasConflict } from '../db/row-images.js';
 import { writeJournaled, WriteFailed } from './journaled-write.js';
 import { utcNowString } from '../db/time.js';
 import { auditPlacementAllocations, orphansOf, type AuditedProvider, type OrphanedConsumer, type PlacementAuditReport } from '../domain/placement-audit.js';
-import { ReconcileError } from '../errors.js';
+import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock } from './apply-plan.js';
 import { JOURNAL_FORMAT, defaultJournalPath, openJournal, type JournalWriter } from './journal.js';
 import { readSnapshot } from './read-snapshot.js';
@@ -92,16 +92,24 @@ async function deleteOrphans(deployment: Deployment, report: Extract<PlacementAu
   options.onJournal?.(journal.path);
   const providers: ProviderAudit[] = [];
   let stoppedAt: string | undefined;
+  /** Deletes committed so far: a failure after one says changed. */
+  let deleted = 0;
   try {
     for (const provider of report.providers) {
       const orphans: Array<{ orphan: OrphanedConsumer; outcome: OrphanOutcome }> = [];
-      for (const orphan of provider.orphans) orphans.push({ orphan, outcome: await deleteOrphan(db, journal, provider, orphan) });
+      for (const orphan of provider.orphans) {
+        const outcome = await deleteOrphan(db, journal, provider, orphan);
+        if (outcome.status === 'deleted' && !outcome.alreadyGone) deleted += 1;
+        orphans.push({ orphan, outcome });
+      }
       providers.push({ provider, orphans });
       if (orphans.some((o) => o.outcome.status === 'failed')) {
         stoppedAt = provider.uuid;
         break;
       }
     }
+  } catch (err) {
+    throw failedAfterChanges(err, deleted > 0 || (err instanceof ReconcileError && err.changed === true));
   } finally {
     journal.close();
   }
@@ -123,6 +131,7 @@ async function deleteOrphan(db: Database, journal: JournalWriter, provider: Audi
       throw new ReconcileError('connection', `failed ${committing ? 'committing the delete of' : 'deleting'} allocations of consumer ${orphan.consumerUuid} in the ${db.label}: ${describeDriverError(cause)}; ${committing ? 'whether that delete committed is unknown' : 'that delete was rolled back'}`, {
         hint: 'the journal lists the deletes committed before; re-run the command to finish',
         cause,
+        ...(committing ? { changed: true } : {}),
       });
     }
     // Gone already (another writer got there first): nova's DELETE counts a 404 as done, and so do we.

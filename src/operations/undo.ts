@@ -19,7 +19,7 @@ import { restoreRows, type RestoreOutcome } from '../db/restore-rows.js';
 import { CasConflict, type Row, type RowImage } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
 import { describeTarget, type DbRef } from '../domain/plan.js';
-import { ReconcileError } from '../errors.js';
+import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { databaseFor, deploymentIdentity } from './apply-plan.js';
 import { writeJournaled, WriteFailed } from './journaled-write.js';
 import { defaultJournalPath, openJournal, readJournal, sameDeployment, type JournalChange, type JournalWriter } from './journal.js';
@@ -113,11 +113,17 @@ export async function undoJournal(deployment: Deployment, path: string, options:
           items.push({ seq: entry.seq, unit: entry.unit, status: 'refused', reason: `the ${db.label} refuses the restored rows: ${describeDriverError(cause)} (taken or removed since the journaled run; restore it by hand if it is still wanted)` });
           continue;
         }
-        if (err instanceof ReconcileError) throw err;
+        // Restores committed before (or this one, when its COMMIT was cut): the error document says changed.
+        const changed = !options.dryRun && (items.some((i) => i.status === 'restored') || (err instanceof WriteFailed && err.committing));
+        if (err instanceof ReconcileError) throw failedAfterChanges(err, changed);
         const outcome = err instanceof WriteFailed && err.committing ? '; whether that restore committed is unknown (re-run undo: it decides from the rows)' : '';
-        throw new ReconcileError('connection', `undo failed ${options.dryRun ? 'reading' : 'writing to'} the ${db.label}: ${describeDriverError(cause)}${outcome}`, { cause });
+        throw failedAfterChanges(new ReconcileError('connection', `undo failed ${options.dryRun ? 'reading' : 'writing to'} the ${db.label}: ${describeDriverError(cause)}${outcome}`, { cause }), changed);
       }
     }
+  } catch (err) {
+    // Anything that stops the undo after a restore committed (a database that
+    // cannot be opened, say) says changed in its error document.
+    throw failedAfterChanges(err, !options.dryRun && items.some((i) => i.status === 'restored'));
   } finally {
     writer?.close();
     for (const { trx } of simulations.values()) await trx.rollback().catch(() => undefined);

@@ -79,4 +79,32 @@ describeMysql('undo [mariadb]', () => {
     expect(Number(node.deleted)).toBe(0);
     expect(await placement('resource_providers').where('name', libvirtHypervisorHostname('compute-3')).select('id')).toEqual([{ id }]);
   }, 60_000);
+
+  it('an undo that fails after restoring some changes says so: exit 2, the JSON error document has changed: true; a re-run finishes', async () => {
+    d = await createTestDeployment('mysql', 'libvirt', 'ud');
+    const original = await databases(d);
+    const cell = d.knex('cell1');
+    await cell('services').update({ deleted: cell.raw('id'), deleted_at: '2026-01-01 00:00:00' }).where('host', 'compute-3');
+    const withServiceGone = await databases(d);
+    const journal = join(d.dir, 'orphans.jsonl');
+    const applied = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--journal', journal]);
+    expect(applied.code, applied.stderr).toBe(4);
+    // Undo runs newest first: the compute node's row (cell) is restored, then
+    // the provider's restore cannot start: its table is gone.
+    const placement = d.knex('placement');
+    await placement.raw('RENAME TABLE inventories TO inventories_away');
+    const undo = await runBin([...d.args, 'undo', journal, '--apply', '--format', 'json', '--journal', join(d.dir, 'undo.jsonl')]);
+    expect(undo.code, undo.stdout + undo.stderr).toBe(2);
+    const doc = JSON.parse(undo.stdout) as { changed: boolean; error: { kind: string; message: string } };
+    expect(doc.changed, undo.stdout).toBe(true);
+    // The placement database is opened (and its schema checked) only when its first change is reached.
+    expect(doc.error.message).toMatch(/placement database .* is not a Nova placement database: table "inventories" is missing/);
+    const node = (await cell('compute_nodes').where('uuid', LIBVIRT_HOSTS[2]?.nodeUuid ?? '').first()) as { deleted: number };
+    expect(Number(node.deleted)).toBe(0);
+    await placement.raw('RENAME TABLE inventories_away TO inventories');
+    const again = await runBin([...d.args, 'undo', journal, '--apply', '--journal', join(d.dir, 'undo2.jsonl')]);
+    expect(again.code, again.stdout + again.stderr).toBe(4);
+    expect(await databases(d)).toEqual(withServiceGone);
+    expect(original).not.toEqual(withServiceGone);
+  }, 60_000);
 });
