@@ -281,6 +281,10 @@ export class CloudModel {
         const n = pick(a, this.nodes.filter((x) => x.live && x.kind === 'ironic' && !this.instances.some((i) => i.live && i.node === x.hh)));
         const to = pick(b, liveServices.filter((x) => x.kind === 'ironic' && n !== undefined && x.cell === n.cell && x.host !== n.host));
         if (n === undefined || to === undefined) return;
+        // The new owner already has a row for this node (a 409 duplicate): its
+        // resource tracker uses that row, and the (host, node) key could not
+        // take a second one.
+        if (this.nodes.some((x) => x.live && x.hh === n.hh && x.host === to.host && x.cell === n.cell)) return;
         const now = utcNowString();
         await this.dbs.cells[n.cell]('compute_nodes').where({ uuid: n.uuid, deleted: 0 }).update({ host: to.host, updated_at: now });
         n.host = to.host;
