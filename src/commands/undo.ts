@@ -37,7 +37,7 @@ export const undoCommand: CommandSpec = {
     [0, 'nothing to restore (every row is already at its before-image)'],
     [3, 'without --apply: rows would be restored (nothing changed)'],
     [4, 'rows were restored'],
-    [5, 'some changes were (or would be) refused because their rows changed since, or their keys were taken since (listed); with --apply the others were restored'],
+    [5, 'some changes were (or would be) refused because their rows changed since, their keys were taken since, or other writers kept winning the row ("lost to concurrent writers"; listed); with --apply the others were restored'],
     [2, 'could not run: configuration or a database unreachable'],
     [127, 'the journal is missing, corrupt, truncated, or for another deployment'],
     [130, 'with --apply, interrupted by Ctrl-C (SIGINT): the change in flight finished, no other was started; the summary on stderr says how to finish (run the same undo again)'],
