@@ -16,7 +16,7 @@ import { INSTANCES_PER_HOST, LIBVIRT_BROKEN, planApplyUndo, withCloud, type Reco
 import { formatRatio, formatSeconds, markdownTable, median } from './report.js';
 import type { Server } from './scratch-deployment.js';
 import type { ScratchDeployment } from './scratch-deployment.js';
-import { WrongResultError } from './verify.js';
+import { count, WrongResultError } from './verify.js';
 
 const RUN_TIMEOUT_MS = 10 * 60_000;
 /** Each node's buffer pool: Debian's default for the single server is 128 MB, so the cluster's nodes get the same. */
@@ -87,7 +87,7 @@ async function measureOn(opts: GaleraBenchOptions, server: Server, target: strin
 async function verifyNodePath(d: ScratchDeployment, after: string): Promise<void> {
   const cell = d.cells[0];
   if (cell === undefined) throw new Error('internal: a deployment without a cell');
-  const one = async (sql: string, bindings: readonly number[] = []): Promise<number> => Number(((await d.api.raw(sql, [...bindings])) as unknown as [Array<{ n: unknown }>])[0][0]?.n);
+  const one = (sql: string, bindings: readonly number[] = []): Promise<number> => count(d.api, sql, bindings);
   const hosts = await one(`SELECT COUNT(DISTINCT host) AS n FROM \`${cell.database}\`.compute_nodes WHERE deleted = 0`);
   const mapped = await one(
     `SELECT COUNT(DISTINCT c.host) AS n FROM \`${cell.database}\`.compute_nodes c JOIN \`${d.apiDatabase}\`.host_mappings h ON h.host = c.host AND h.cell_id = ? WHERE c.deleted = 0`,

@@ -37,7 +37,8 @@ export async function verifyMappings(deployment: ScratchDeployment, opts: Verify
   if (problems.length > 0) throw new WrongResultError(`wrong result after ${opts.after}:\n  ${problems.join('\n  ')}`);
 }
 
-async function count(db: ScratchDeployment['api'], sql: string, bindings: readonly number[] = []): Promise<number> {
+/** The `n` of a one-row COUNT query. */
+export async function count(db: ScratchDeployment['api'], sql: string, bindings: readonly number[] = []): Promise<number> {
   const result = (await db.raw(sql, [...bindings])) as unknown as [{ n: number | string }[], unknown];
   return Number(result[0][0]?.n ?? NaN);
 }

@@ -109,7 +109,8 @@ async function deleteOrphans(deployment: Deployment, report: Extract<PlacementAu
       }
     }
   } catch (err) {
-    throw failedAfterChanges(err, deleted > 0 || (err instanceof ReconcileError && err.changed === true));
+    // An error that already says changed (a cut COMMIT) keeps saying it.
+    throw failedAfterChanges(err, deleted > 0);
   } finally {
     journal.close();
   }

@@ -113,11 +113,11 @@ export async function undoJournal(deployment: Deployment, path: string, options:
           items.push({ seq: entry.seq, unit: entry.unit, status: 'refused', reason: `the ${db.label} refuses the restored rows: ${describeDriverError(cause)} (taken or removed since the journaled run; restore it by hand if it is still wanted)` });
           continue;
         }
-        // Restores committed before (or this one, when its COMMIT was cut): the error document says changed.
-        const changed = !options.dryRun && (items.some((i) => i.status === 'restored') || (err instanceof WriteFailed && err.committing));
-        if (err instanceof ReconcileError) throw failedAfterChanges(err, changed);
-        const outcome = err instanceof WriteFailed && err.committing ? '; whether that restore committed is unknown (re-run undo: it decides from the rows)' : '';
-        throw failedAfterChanges(new ReconcileError('connection', `undo failed ${options.dryRun ? 'reading' : 'writing to'} the ${db.label}: ${describeDriverError(cause)}${outcome}`, { cause }), changed);
+        if (err instanceof ReconcileError) throw err;
+        // A restore whose COMMIT was cut may have committed: changed (the restores before it are counted below).
+        const cut = err instanceof WriteFailed && err.committing;
+        const outcome = cut ? '; whether that restore committed is unknown (re-run undo: it decides from the rows)' : '';
+        throw failedAfterChanges(new ReconcileError('connection', `undo failed ${options.dryRun ? 'reading' : 'writing to'} the ${db.label}: ${describeDriverError(cause)}${outcome}`, { cause }), cut);
       }
     }
   } catch (err) {
