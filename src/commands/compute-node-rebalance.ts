@@ -1,7 +1,7 @@
 // compute_node rebalance: repair the records of ironic nodes after a rebalance or failover (seed bug 1714248).
 import type { CommandSpec } from '../cli/spec.js';
 import { parseHostList } from '../cli/argument-lists.js';
-import { planRebalance, type RingMembers } from '../domain/rebalance.js';
+import { planRebalance, type RingMembers } from '../domain/rebalance/index.js';
 import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
 import { resolveScope } from '../operations/scope.js';

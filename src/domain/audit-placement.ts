@@ -18,6 +18,7 @@ import type { AllocationRec, ComputeNodeRec, ProviderRec } from './model.js';
 import { FINAL_MIGRATION_STATES } from './model.js';
 import { isStaleComputeProvider } from './stale-providers.js';
 import { hostKey, nodeKey, providerTree, serviceKey, type SnapshotIndex } from './snapshot-index.js';
+import { pushTo } from './text-and-maps.js';
 
 export function findPlacementGaps(ix: SnapshotIndex): Finding[] {
   return [...findInstancesWithoutAllocation(ix), ...findOrphanedAllocations(ix), ...findDeletedNodesWithProvider(ix)];
@@ -73,9 +74,7 @@ function findOrphanedAllocations(ix: SnapshotIndex): Finding[] {
     const byProvider = new Map<number, AllocationRec[]>();
     for (const a of allocations) {
       if (isOnStale(a.providerId)) continue;
-      const list = byProvider.get(a.providerId) ?? [];
-      list.push(a);
-      byProvider.set(a.providerId, list);
+      pushTo(byProvider, a.providerId, a);
     }
     for (const [providerId, rows] of byProvider) {
       const rp = ix.providerById.get(providerId);

@@ -22,6 +22,7 @@ import { checkCapacity } from './capacity.js';
 import { extraSpec, resourcesFromFlavor, type EmbeddedFlavor } from './flavor-resources.js';
 import type { AllocationRec, ComputeNodeRec, InventoryRec, PlacementSnapshot, ProviderRec } from './model.js';
 import { footprintOfChanges, type Change, type PlannedChange, type Unit } from './plan.js';
+import { pushTo } from './text-and-maps.js';
 
 export interface HealInstanceRec {
   readonly cellUuid: string;
@@ -168,9 +169,7 @@ function indexInput(input: HealInput): Ctx {
   const instancesByCell = new Map<string, HealInstanceRec[]>();
   const instancesOnNode = new Map<string, number>();
   for (const i of input.instances) {
-    const list = instancesByCell.get(i.cellUuid) ?? [];
-    list.push(i);
-    instancesByCell.set(i.cellUuid, list);
+    pushTo(instancesByCell, i.cellUuid, i);
     const k = nodeKey(i.cellUuid, i.host, i.node);
     instancesOnNode.set(k, (instancesOnNode.get(k) ?? 0) + 1);
   }
@@ -181,9 +180,7 @@ function indexInput(input: HealInput): Ctx {
   const allocationsByConsumer = new Map<string, AllocationRec[]>();
   const usedByProviderClass = new Map<string, number>();
   for (const a of [...p.allocations].sort((x, y) => x.id - y.id)) {
-    const list = allocationsByConsumer.get(a.consumerUuid) ?? [];
-    list.push(a);
-    allocationsByConsumer.set(a.consumerUuid, list);
+    pushTo(allocationsByConsumer, a.consumerUuid, a);
     const k = `${a.providerId}:${a.resourceClassId}`;
     usedByProviderClass.set(k, (usedByProviderClass.get(k) ?? 0) + a.used);
   }

@@ -12,6 +12,7 @@
 import type { AllocationRec, ProviderRec } from './model.js';
 import type { AllocationPart, PlannedChange } from './plan.js';
 import { hostKey, type SnapshotIndex } from './snapshot-index.js';
+import { pushTo } from './text-and-maps.js';
 
 export interface PlanState {
   readonly providerGeneration: Map<number, number>;
@@ -46,9 +47,7 @@ export function planProviderTreeRemoval(ix: SnapshotIndex, root: ProviderRec, ow
     const byConsumer = new Map<string, AllocationRec[]>();
     for (const a of ix.allocationsOnProvider.get(rp.id) ?? []) {
       if (local.removedAllocations.has(a.id)) continue;
-      const list = byConsumer.get(a.consumerUuid);
-      if (list === undefined) byConsumer.set(a.consumerUuid, [a]);
-      else list.push(a);
+      pushTo(byConsumer, a.consumerUuid, a);
     }
     for (const [consumerUuid, allocs] of [...byConsumer].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       const verdict = classifyConsumer(ix, consumerUuid, rp, owner, local);

@@ -23,6 +23,7 @@ import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { databaseFor, deploymentIdentity } from './apply-plan.js';
 import { writeJournaled, WriteFailed } from './journaled-write.js';
 import { defaultJournalPath, openJournal, readJournal, sameDeployment, type JournalChange, type JournalWriter } from './journal.js';
+import { pushTo } from '../domain/text-and-maps.js';
 
 export interface UndoOptions {
   readonly dryRun: boolean;
@@ -146,9 +147,7 @@ function earlierImages(changes: readonly JournalChange[]): (entry: JournalChange
   for (const entry of changes) {
     for (const img of entry.rows) {
       const k = rowKey(entry, img);
-      const list = byRow.get(k);
-      if (list === undefined) byRow.set(k, [{ seq: entry.seq, before: img.before }]);
-      else list.push({ seq: entry.seq, before: img.before });
+      pushTo(byRow, k, { seq: entry.seq, before: img.before });
     }
   }
   return (entry, img) => (byRow.get(rowKey(entry, img)) ?? []).filter((x) => x.seq < entry.seq).map((x) => x.before);

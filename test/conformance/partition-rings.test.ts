@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { ComputeNodeRec, IronicNodeRec, ServiceRec, Snapshot } from '../../src/domain/model.js';
 import type { IronicPartition } from '../../src/domain/partitions.js';
-import { planRebalance } from '../../src/domain/rebalance.js';
+import { planRebalance } from '../../src/domain/rebalance/index.js';
 
 const PYTHON = process.env['NRC_NOVA_PYTHON'] ?? '/usr/bin/python3';
 const toozMissing = spawnSync(PYTHON, ['-c', 'import tooz.hashring'], { encoding: 'utf8' }).status !== 0;

@@ -14,7 +14,7 @@ import { buildHashRing, ringOwner } from '../../src/domain/hash-ring.js';
 import type { ComputeNodeRec, IronicNodeRec, ServiceRec, Snapshot } from '../../src/domain/model.js';
 import { planOrphanCleanup } from '../../src/domain/orphan-nodes.js';
 import { unservedGroup, type IronicPartition } from '../../src/domain/partitions.js';
-import { planRebalance } from '../../src/domain/rebalance.js';
+import { planRebalance } from '../../src/domain/rebalance/index.js';
 
 interface Vectors {
   readonly cases: ReadonlyArray<{ readonly hosts: readonly string[]; readonly members: readonly string[]; readonly lookups: ReadonlyArray<readonly [string, string]> }>;

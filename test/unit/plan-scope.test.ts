@@ -8,7 +8,7 @@ import type { AllocationRec, ComputeNodeRec, ConsumerRec, InventoryRec, Provider
 import { planOrphanCleanup } from '../../src/domain/orphan-nodes.js';
 import type { Plan } from '../../src/domain/plan.js';
 import { checkScopeNames, resolveCell, type PlanScope } from '../../src/domain/plan-scope.js';
-import { planRebalance } from '../../src/domain/rebalance.js';
+import { planRebalance } from '../../src/domain/rebalance/index.js';
 import { planProviderCleanup } from '../../src/domain/stale-providers.js';
 import { auditSnapshot } from '../../src/domain/audit.js';
 import { ReconcileError } from '../../src/errors.js';

@@ -7,7 +7,7 @@ import { buildHashRing, ringOwner } from '../../src/domain/hash-ring.js';
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, ProviderRec, ServiceRec, Snapshot } from '../../src/domain/model.js';
 import type { Change, Plan } from '../../src/domain/plan.js';
 import { planNodeMoves } from '../../src/domain/node-move.js';
-import { planRebalance, type RebalanceOptions } from '../../src/domain/rebalance.js';
+import { planRebalance, type RebalanceOptions } from '../../src/domain/rebalance/index.js';
 import { ReconcileError } from '../../src/errors.js';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
