@@ -2,14 +2,11 @@
 // heartbeats), the created_at fallback and forced_down.
 import { describe, expect, it } from 'vitest';
 import { isServiceUp, lastHeartbeat, parseNaiveUtc, serviceState } from '../../src/domain/liveness.js';
+import { NOW, ago } from '../helpers/snapshot-builders.js';
 
-const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const DOWN_TIME = 60;
 
 /** A naive-UTC timestamp `seconds` before NOW (negative: in the future). */
-function ago(seconds: number): string {
-  return new Date(NOW - seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
-}
 
 function svc(over: { lastSeenUp?: string | null; createdAt?: string | null; forcedDown?: boolean }) {
   return { lastSeenUp: null, createdAt: ago(86400), forcedDown: false, ...over };

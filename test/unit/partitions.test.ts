@@ -15,26 +15,14 @@ import type { ComputeNodeRec, IronicNodeRec, ServiceRec, Snapshot } from '../../
 import { planOrphanCleanup } from '../../src/domain/orphan-nodes.js';
 import { unservedGroup, type IronicPartition } from '../../src/domain/partitions.js';
 import { planRebalance } from '../../src/domain/rebalance/index.js';
+import { C1, NOW, ironicNode, service } from '../helpers/snapshot-builders.js';
 
 interface Vectors {
   readonly cases: ReadonlyArray<{ readonly hosts: readonly string[]; readonly members: readonly string[]; readonly lookups: ReadonlyArray<readonly [string, string]> }>;
 }
 const vectors = JSON.parse(readFileSync(new URL('../fixtures/hashring-vectors.json', import.meta.url), 'utf8')) as Vectors;
 
-const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
-const C1 = '11111111-1111-4111-8111-111111111111';
 const INSTANCE = '5e0a7c3d-91b4-4f6a-8d2e-c7b1f0a93e58';
-let nextId = 1;
-
-function ago(seconds: number): string {
-  return new Date(NOW - seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
-}
-function service(host: string, over: Partial<ServiceRec> = {}): ServiceRec {
-  return { cellUuid: C1, id: nextId++, uuid: null, host, binary: 'nova-compute', disabled: false, forcedDown: false, lastSeenUp: ago(5), createdAt: ago(86400), updatedAt: ago(5), deleted: false, ...over };
-}
-function ironicNode(uuid: string, host: string): ComputeNodeRec {
-  return { cellUuid: C1, id: nextId++, uuid, host, hypervisorHostname: uuid, hypervisorType: 'ironic', serviceId: null, mapped: 1, createdAt: ago(86400), updatedAt: ago(600), deleted: false };
-}
 function listed(uuid: string, group: string | null): IronicNodeRec {
   return { uuid, instanceUuid: null, maintenance: false, provisionState: 'active', conductorGroup: group };
 }
@@ -90,7 +78,7 @@ describe('a node in a conductor group no nova-compute serves', () => {
   const B = 'aaaaaaaa-0000-4000-8000-000000000002';
   const partitions: IronicPartition[] = [{ group: 'cg-a', hosts: ['ironic-a'] }];
   const world = (withInstance: boolean): Snapshot => {
-    const nodes = [ironicNode(A, 'ironic-a'), ironicNode(B, 'ironic-a')];
+    const nodes = [ironicNode('ironic-a', A), ironicNode('ironic-a', B)];
     return snapshot({ services: [service('ironic-a')], nodes, ironic: [listed(A, 'cg-a'), listed(B, 'cg-x')], partitions, ...(withInstance ? { instanceOn: nodes[1] } : {}) });
   };
 
@@ -141,7 +129,7 @@ describe('rebalance: one hash ring per partition, as tooz computes it', () => {
 
   const world = (withGroups: boolean): Snapshot => {
     const services = [service('dead-a', { forcedDown: true }), service('dead-b', { forcedDown: true }), ...caseA.hosts.map((h) => service(h)), ...caseB.hosts.map((h) => service(h))];
-    const nodes = uuids.map((u, i) => ironicNode(u, i % 2 === 0 ? 'dead-a' : 'dead-b'));
+    const nodes = uuids.map((u, i) => ironicNode(i % 2 === 0 ? 'dead-a' : 'dead-b', u));
     return snapshot({ services, nodes, partitions, ...(withGroups ? { ironic: uuids.map((u, i) => listed(u, i % 2 === 0 ? 'cg-a' : 'cg-b')) } : {}) });
   };
 

@@ -7,20 +7,11 @@ import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, Migration
 import { STANDARD_RESOURCE_CLASSES } from '../../src/sandbox/rows.js';
 import { placementAuditExitCode, pythonResourcesRepr, pythonStrRepr, renderPlacementAuditJson, renderPlacementAuditLines } from '../../src/cli/render-placement-audit.js';
 import type { OrphanOutcome, PlacementAuditResult } from '../../src/operations/placement-audit.js';
+import { u, uuidNames } from '../helpers/snapshot-builders.js';
 
 const CELL1 = '11111111-1111-4111-8111-111111111111';
 const CELL2 = '22222222-2222-4222-8222-222222222222';
 
-/** A readable uuid per name: the name's index in hex, so sort order is the order of first use. */
-const UUIDS = new Map<string, string>();
-function u(name: string): string {
-  let uuid = UUIDS.get(name);
-  if (uuid === undefined) {
-    uuid = `${(UUIDS.size + 1).toString(16).padStart(8, '0')}-0000-4000-8000-000000000000`;
-    UUIDS.set(name, uuid);
-  }
-  return uuid;
-}
 
 let nextId = 1;
 
@@ -109,12 +100,12 @@ const DEFAULT: PlacementAuditOptions = { allResourceClasses: false };
 
 /** [provider name, consumer name] of every orphan, in audit order. */
 function orphanNames(report: PlacementAuditReport): Array<[string, string]> {
-  const names = new Map([...UUIDS].map(([name, uuid]) => [uuid, name]));
+  const names = uuidNames();
   return orphansOf(report).map(({ provider: p, orphan }) => [names.get(p.uuid) ?? p.uuid, names.get(orphan.consumerUuid) ?? orphan.consumerUuid]);
 }
 
 function keptNames(report: PlacementAuditReport): Array<[string, string]> {
-  const names = new Map([...UUIDS].map(([name, uuid]) => [uuid, name]));
+  const names = uuidNames();
   if (report.kind !== 'audited') return [];
   return report.providers.flatMap((p) => p.kept.map((k): [string, string] => [names.get(p.uuid) ?? p.uuid, names.get(k.consumerUuid) ?? k.consumerUuid]));
 }

@@ -12,17 +12,11 @@ import { planRebalance } from '../../src/domain/rebalance/index.js';
 import { planProviderCleanup } from '../../src/domain/stale-providers.js';
 import { auditSnapshot } from '../../src/domain/audit.js';
 import { ReconcileError } from '../../src/errors.js';
+import { C1, C2, CELL0, NOW, ago } from '../helpers/snapshot-builders.js';
 
-const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
-const CELL0 = '00000000-0000-0000-0000-000000000000';
-const C1 = '11111111-1111-4111-8111-111111111111';
-const C2 = '22222222-2222-4222-8222-222222222222';
 const uuid = (n: number): string => `aaaaaaaa-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const SHARED = 'cccccccc-0000-4000-8000-000000000001';
 
-function ago(seconds: number): string {
-  return new Date(NOW - seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
-}
 
 let nextId = 1000;
 

@@ -9,19 +9,14 @@ import type { Change, Plan } from '../../src/domain/plan.js';
 import { planNodeMoves } from '../../src/domain/node-move.js';
 import { planRebalance, type RebalanceOptions } from '../../src/domain/rebalance/index.js';
 import { ReconcileError } from '../../src/errors.js';
+import { C1, CELL0, NOW, ago } from '../helpers/snapshot-builders.js';
 
-const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
-const C1 = '11111111-1111-4111-8111-111111111111';
-const CELL0 = '00000000-0000-0000-0000-000000000000';
 const N = '1be26c0b-03f2-4d2e-ae87-c02d7f33c123';
 const U2 = 'd6a3c1f0-8b7e-4e21-9c55-0a4f2b6e7d19';
 const I = '5e0a7c3d-91b4-4f6a-8d2e-c7b1f0a93e58';
 const RC = 'CUSTOM_BAREMETAL_GOLD';
 const RC_ID = 10000;
 
-function ago(seconds: number): string {
-  return new Date(NOW - seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
-}
 
 interface World {
   services: ServiceRec[];
