@@ -13,7 +13,7 @@
 //    ironic node in maintenance), so nova-compute hits DBDuplicateEntry on
 //    compute_nodes_uuid_idx every cycle. Restoring the row is the fix;
 //    removing the provider is not.
-import type { Finding } from './audit.js';
+import type { Finding } from './finding.js';
 import type { AllocationRec, ComputeNodeRec, ProviderRec } from './model.js';
 import { FINAL_MIGRATION_STATES } from './model.js';
 import { isStaleComputeProvider } from './stale-providers.js';

@@ -18,47 +18,8 @@ import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-prov
 import { hostKey, indexSnapshot, nodeKey, providerTree, serviceKey, type SnapshotIndex } from './snapshot-index.js';
 import { pushTo, shellWord } from './text-and-maps.js';
 
-/** Every kind, in the order findings are listed. */
-export const FINDING_KINDS = [
-  'unmapped-service',
-  'unmapped-node',
-  'wrong-cell-mapping',
-  'stale-mapping',
-  'mapping-host-has-instances',
-  'orphan-node-service-deleted',
-  'orphan-node-ironic-deleted',
-  'ironic-node-unmanaged',
-  'suspect-orphan-node',
-  'duplicate-compute-node',
-  'node-without-provider',
-  'provider-without-node',
-  'provider-name-conflict',
-  'stale-allocation',
-  'allocation-on-other-node',
-  'node-of-dead-service',
-  'instance-without-allocation',
-  'orphaned-allocation',
-  'soft-deleted-node-with-provider',
-] as const;
-
-export type FindingKind = (typeof FINDING_KINDS)[number];
-
-/** How the allocations of one consumer on a stale provider came to be there. */
-export type StaleAllocationClass = 'evacuation-leftover' | 'live-instance-on-node' | 'active-migration' | 'orphaned';
-
-export type FindingValue = string | number | boolean | null | readonly string[];
-
-export interface Finding {
-  readonly kind: FindingKind;
-  /** The cell the problem is in; absent for placement-only problems with no known cell. */
-  readonly cellUuid?: string;
-  /** One line. */
-  readonly summary: string;
-  /** Ids, uuids and hosts involved (snake_case keys, as printed in JSON). */
-  readonly objects: Readonly<Record<string, FindingValue>>;
-  /** The command to run (or the step to take) next. */
-  readonly suggestion: string;
-}
+export { FINDING_KINDS, type Finding, type FindingKind, type FindingValue, type StaleAllocationClass } from './finding.js';
+import { FINDING_KINDS, type Finding, type FindingKind, type FindingValue, type StaleAllocationClass } from './finding.js';
 
 /**
  * Seconds by which an ironic node's last save may trail its service's last

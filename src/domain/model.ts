@@ -2,7 +2,6 @@
 // work from. src/operations/read-snapshot.ts fills it from the databases (in
 // batches, one query per table and cell); the domain only reads it. All
 // timestamps are naive-UTC strings as Nova stores them; ids are numbers.
-import type { IronicPartition } from './partitions.js';
 
 export interface CellRec {
   readonly id: number;
@@ -170,3 +169,10 @@ export const FINAL_MIGRATION_STATES: readonly string[] = ['confirmed', 'reverted
 export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE';
 /** Trait Nova sets on every compute-node provider it reports. */
 export const COMPUTE_NODE_TRAIT = 'COMPUTE_NODE';
+
+/** One conductor group and the nova-compute hosts that serve it ([nova_reconcile] ironic_partitions; domain/partitions.ts). */
+export interface IronicPartition {
+  readonly group: string;
+  /** Lower-cased host names, as Nova lower-cases them for the ring. */
+  readonly hosts: readonly string[];
+}

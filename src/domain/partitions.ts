@@ -4,14 +4,10 @@
 // nova-compute without partition_key lists every node and hashes over every
 // up ironic service. Each compute's nova.conf holds its own partition, so
 // the operator describes them all in [nova_reconcile] ironic_partitions.
-import type { ComputeNodeRec, IronicNodeRec } from './model.js';
+import type { ComputeNodeRec, IronicNodeRec, IronicPartition } from './model.js';
 
 /** `group` is a conductor group name, or ANY_GROUP for computes without partition_key. */
-export interface IronicPartition {
-  readonly group: string;
-  /** Lower-cased host names, as Nova lower-cases them for the ring. */
-  readonly hosts: readonly string[];
-}
+export type { IronicPartition } from './model.js';
 
 /** Stands for nova-computes without [ironic] partition_key: they serve every group. */
 export const ANY_GROUP = '*';

@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { DAY, HOUR, scenarioClock, type ScenarioClock } from '../clock.js';
 import { REPORT_INTERVAL, addComputeService, addIronicNode, addLibvirtHost } from '../builders.js';
 import { insertAllocations, insertConsumer, insertHostMappings, insertInstance, insertInstanceMapping, softDeleteRow } from '../rows.js';
-import type { Scenario, ScenarioDatabases } from '../scenarios.js';
+import type { Scenario, ScenarioDatabases } from '../scenario.js';
 import { libvirtHypervisorHostname } from './libvirt.js';
 
 export const DELETED_IRONIC_NODE = Object.freeze({

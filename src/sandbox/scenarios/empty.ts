@@ -1,5 +1,5 @@
 // A deployment with its three cells mapped and nothing in them.
-import type { Scenario } from '../scenarios.js';
+import type { Scenario } from '../scenario.js';
 
 export const emptyScenario: Scenario = {
   name: 'empty',

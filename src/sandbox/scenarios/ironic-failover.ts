@@ -20,7 +20,7 @@ import {
   insertProviderTraits,
   insertResourceProvider,
 } from '../rows.js';
-import type { Scenario, ScenarioDatabases } from '../scenarios.js';
+import type { Scenario, ScenarioDatabases } from '../scenario.js';
 
 export const IRONIC_FAILOVER = Object.freeze({
   /** The first service is dead and forced down; the second took the node over. */

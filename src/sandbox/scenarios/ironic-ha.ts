@@ -2,7 +2,7 @@
 // mapped by the node path of discover_hosts, which is why --by-service exists.
 import { scenarioClock } from '../clock.js';
 import { addComputeService, addIronicNode } from '../builders.js';
-import type { Scenario } from '../scenarios.js';
+import type { Scenario } from '../scenario.js';
 
 export const IRONIC_HA = Object.freeze({
   hosts: Object.freeze(['ironic-compute-0', 'ironic-compute-1', 'ironic-compute-2']),

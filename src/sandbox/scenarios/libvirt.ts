@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import { scenarioClock } from '../clock.js';
 import { addLibvirtHost, addServer, type Flavor } from '../builders.js';
-import type { Scenario } from '../scenarios.js';
+import type { Scenario } from '../scenario.js';
 
 interface LibvirtHost {
   readonly cell: 'cell1' | 'cell2';

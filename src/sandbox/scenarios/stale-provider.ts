@@ -22,7 +22,7 @@ import {
   insertResourceProvider,
   softDeleteRow,
 } from '../rows.js';
-import type { Scenario, ScenarioDatabases } from '../scenarios.js';
+import type { Scenario, ScenarioDatabases } from '../scenario.js';
 import { libvirtHypervisorHostname } from './libvirt.js';
 
 interface BlockedHost {
