@@ -23,6 +23,7 @@ import { extraSpec, resourcesFromFlavor, type EmbeddedFlavor } from './flavor-re
 import type { AllocationRec, ComputeNodeRec, InventoryRec, PlacementSnapshot, ProviderRec } from './model.js';
 import { footprintOfChanges, type Change, type PlannedChange, type Unit } from './plan.js';
 import { pushTo } from './text-and-maps.js';
+import { nodeKey } from './snapshot-index.js';
 
 export interface HealInstanceRec {
   readonly cellUuid: string;
@@ -161,10 +162,6 @@ interface Ctx {
   readonly instancesOnNode: ReadonlyMap<string, number>;
 }
 
-function nodeKey(cellUuid: string, host: string | null, node: string | null): string {
-  return `${cellUuid}\u0000${(host ?? '').toLowerCase()}\u0000${(node ?? '').toLowerCase()}`;
-}
-
 function indexInput(input: HealInput): Ctx {
   const instancesByCell = new Map<string, HealInstanceRec[]>();
   const instancesOnNode = new Map<string, number>();
@@ -274,8 +271,7 @@ type Wanted =
 function fromFlavor(inst: HealInstanceRec, ctx: Ctx, flavor: EmbeddedFlavor): Wanted {
   // ComputeNode.get_by_host_and_nodename: live rows, host and node compared as MySQL's collation does.
   const cn = ctx.input.computeNodes
-    .filter((n) => !n.deleted && n.cellUuid === inst.cellUuid && (n.host ?? '').toLowerCase() === (inst.host ?? '').toLowerCase())
-    .filter((n) => (n.hypervisorHostname ?? '').toLowerCase() === (inst.node ?? '').toLowerCase())
+    .filter((n) => !n.deleted && nodeKey(n.cellUuid, n.host, n.hypervisorHostname) === nodeKey(inst.cellUuid, inst.host, inst.node))
     .sort((a, b) => a.id - b.id)[0];
   if (cn === undefined || cn.uuid === null)
     throw new Stop({ code: HEAL_EXIT.noNode, text: `Compute host ${inst.host ?? 'None'} could not be found.`, always: true, detail: null });

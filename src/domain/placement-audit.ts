@@ -22,7 +22,7 @@
 //  - the last allocations on compute-node providers of an instance that is
 //    live in some cell (a stale provider holding a live instance's only
 //    allocations): deleting them loses the instance's claim for good.
-import { hostKey } from './snapshot-index.js';
+import { nodeKey } from './snapshot-index.js';
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, MigrationRec, ProviderRec, Snapshot } from './model.js';
 import { COMPUTE_NODE_TRAIT, FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import type { AllocationPart, Change } from './plan.js';
@@ -249,23 +249,18 @@ interface AuditLookup {
  * case- and trailing-space-insensitively, and a NULL host matches only NULL
  * (SQLAlchemy turns `== None` into IS NULL).
  */
-function placeKey(cellUuid: string, host: string | null, node: string | null): string {
-  const part = (v: string | null): string => (v === null ? '\u0000' : hostKey(v));
-  return `${cellUuid}|${part(host)}|${part(node)}`;
-}
-
 function indexForAudit(s: Snapshot): AuditLookup {
   // The first live node of a uuid wins, in cell order, as nova's scatter-gather takes one.
   const liveNodeByUuid = new Map<string, ComputeNodeRec>();
   for (const n of s.computeNodes) if (!n.deleted && n.uuid !== null && !liveNodeByUuid.has(n.uuid)) liveNodeByUuid.set(n.uuid, n);
   const instancesOnNode = new Map<string, InstanceRec[]>();
-  for (const i of s.instances) pushTo(instancesOnNode, placeKey(i.cellUuid, i.host, i.node), i);
+  for (const i of s.instances) pushTo(instancesOnNode, nodeKey(i.cellUuid, i.host, i.node), i);
   const migrationsOnNode = new Map<string, MigrationRec[]>();
   for (const m of s.migrations) {
     // NOT IN drops a NULL status in nova's query too.
     if (m.status === null || FINAL_MIGRATION_STATES.includes(m.status)) continue;
-    const source = placeKey(m.cellUuid, m.sourceCompute, m.sourceNode);
-    const dest = placeKey(m.cellUuid, m.destCompute, m.destNode);
+    const source = nodeKey(m.cellUuid, m.sourceCompute, m.sourceNode);
+    const dest = nodeKey(m.cellUuid, m.destCompute, m.destNode);
     pushTo(migrationsOnNode, source, m);
     if (dest !== source) pushTo(migrationsOnNode, dest, m);
   }
@@ -285,7 +280,7 @@ function indexForAudit(s: Snapshot): AuditLookup {
 
 /** The consumers nova keeps: the node's live instances and its in-progress migrations (final states are already filtered out). */
 function relatedConsumers(lookup: AuditLookup, node: ComputeNodeRec): ReadonlySet<string> {
-  const key = placeKey(node.cellUuid, node.host, node.hypervisorHostname);
+  const key = nodeKey(node.cellUuid, node.host, node.hypervisorHostname);
   const out = new Set<string>();
   for (const i of lookup.instancesOnNode.get(key) ?? []) out.add(i.uuid);
   for (const m of lookup.migrationsOnNode.get(key) ?? []) if (m.uuid !== null) out.add(m.uuid);

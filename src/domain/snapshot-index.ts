@@ -1,11 +1,19 @@
-// Lookups over a Snapshot, built once per plan. Host names are keyed the way
-// Nova's utf8mb3_general_ci columns compare them for ASCII names: case- and
-// trailing-space-insensitive.
+// Lookups over a Snapshot, built once per plan. Hosts and node names are
+// keyed the way Nova's utf8mb3_general_ci columns compare them for ASCII
+// names (the cell database's WHERE host = ? AND node = ?): case- and
+// trailing-space-insensitive. These are the only key builders of hosts and
+// nodes: every planner and the audits match through them, so a node that the
+// database would find is found by every command alike.
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, IronicNodeRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
 import { FINAL_MIGRATION_STATES } from './model.js';
 import { footprintOfChanges, type PlannedChange } from './plan.js';
 import { pushTo } from './text-and-maps.js';
 
+/**
+ * A host (or node name) as the database compares it: case folded, trailing
+ * spaces ignored. NULL keys as '' (no live service or node of Nova's has a
+ * NULL or empty host; a NULL host is refused before anything is matched).
+ */
 export function hostKey(host: string | null): string {
   return (host ?? '').replace(/ +$/, '').toLowerCase();
 }
@@ -43,8 +51,9 @@ export interface SnapshotIndex {
   readonly inventoriesOf: ReadonlyMap<number, readonly InventoryRec[]>;
 }
 
+/** A node of a cell as instances.host/node and compute_nodes.host/hypervisor_hostname are matched (Nova's get_by_host_and_nodename). */
 export function nodeKey(cellUuid: string, host: string | null, node: string | null): string {
-  return `${cellUuid}|${hostKey(host)}|${node ?? ''}`;
+  return `${cellUuid}\u0000${hostKey(host)}\u0000${hostKey(node)}`;
 }
 
 export function serviceKey(cellUuid: string, host: string | null): string {

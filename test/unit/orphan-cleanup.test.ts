@@ -80,6 +80,14 @@ describe('planOrphanCleanup: allocations and refusals', () => {
     expect(plan.refused[0]?.suggestion).toBeTruthy();
   });
 
+  it("finds the instance as the database would: node and host compared case-folded, trailing spaces ignored", () => {
+    const cn = node('compute-1', 'compute-1.example');
+    const vm = instance(u('vm-case'), cn, { host: 'Compute-1 ', node: 'COMPUTE-1.example ' });
+    const plan = planOrphanCleanup(snapshot({ computeNodes: [cn], instances: [vm] }));
+    expect(plan.units).toEqual([]);
+    expect(plan.refused[0]?.reason).toContain(`live instance ${u('vm-case')} is on it`);
+  });
+
   it('refuses a node without a host: the host guard cannot be written', () => {
     const cn = node('x', 'nohost.example', { host: null });
     const plan = planOrphanCleanup(snapshot({ computeNodes: [cn] }));
