@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/faults/**/*.test.ts'],
+    // The fast subsets run in npm test (vitest.config.ts).
+    exclude: ['test/faults/*-fast.test.ts'],
     testTimeout: 3_600_000,
     hookTimeout: 300_000,
     pool: 'forks',

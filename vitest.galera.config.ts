@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/galera/**/*.test.ts'],
+    // The fast subsets run in npm test (vitest.config.ts).
+    exclude: ['test/galera/*-fast.test.ts'],
     testTimeout: 600_000,
     hookTimeout: 600_000,
     pool: 'forks',

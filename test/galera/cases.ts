@@ -1,4 +1,4 @@
-// The Galera tier's cases, shared by the fast subset (test/cli/galera-fast.test.ts,
+// The Galera tier's cases, shared by the fast subset (test/galera/galera-fast.test.ts,
 // in `npm test`) and the full tier (test/galera/galera.test.ts, `npm run test:galera`).
 // One 3-node cluster per file; the cases run in order on one deployment.
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,8 +1,8 @@
 // The fast subset of the rebalance SIGKILL campaign (test/faults/kill-rebalance.test.ts runs the full one).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeMysql } from '../helpers/mysql.js';
-import { killSuite } from '../faults/kill-suite.js';
-import { checkRebalanceInvariants, createRebalanceDeployment, rebalanceImage, rebalanceTarget, type RebalanceDeployment } from '../faults/rebalance-deployment.js';
+import { killSuite } from './kill-suite.js';
+import { checkRebalanceInvariants, createRebalanceDeployment, rebalanceImage, rebalanceTarget, type RebalanceDeployment } from './rebalance-deployment.js';
 
 killSuite('fault injection (fast): SIGKILL mid-rebalance', {
   kills: 3,
