@@ -6,10 +6,10 @@
 import type { Knex } from 'knex';
 import type { Database, Dialect } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
-import { findHostMappings, insertHostMappings } from '../db/api/host-mappings.js';
+import { findHostMappings, insertHostMappings, readExactHostMappings, type ExactHostMappings, type HostMappingMatch } from '../db/api/host-mappings.js';
 import { listMappedComputeNodes, listUnmappedComputeNodes, markComputeNodesMapped, type NodeRef } from '../db/cell/compute-nodes.js';
 import { listComputeServiceHosts, type ServiceHostRow } from '../db/cell/services.js';
-import { chunk } from '../db/batches.js';
+import { BATCH_SIZE, chunk } from '../db/batches.js';
 import { isDuplicateKeyError } from '../db/driver-errors.js';
 import { utcNowString } from '../db/time.js';
 import {
@@ -78,11 +78,12 @@ export async function discoverHosts(deployment: Deployment, options: DiscoverOpt
     mappings = await deployment.cellMappings();
   }
   const api = await deployment.api();
+  const lookup = hostMappingLookup(api);
   const cellIdToUuid = new Map(mappings.map((m) => [m.id, m.uuid]));
   const settled = await fanOutInOrder(mappings, options.concurrency, async (cell): Promise<CellDiscovery> => {
     if (cell.isCell0) return { kind: 'skipped-cell0', cell };
     const db = await deployment.cell(cell);
-    return discoverInCell(api, db, cell, options, (id) => cellIdToUuid.get(id) ?? `id ${id}`);
+    return discoverInCell(api, lookup, db, cell, options, (id) => cellIdToUuid.get(id) ?? `id ${id}`);
   });
   const cells: CellDiscovery[] = [];
   settled.forEach((s, i) => {
@@ -93,8 +94,21 @@ export async function discoverHosts(deployment: Deployment, options: DiscoverOpt
   return { listedAll: options.cellUuid === undefined || options.cellUuid === '', cellMappingCount: mappings.length, cells, dryRun: options.dryRun };
 }
 
+/** Looks up the mappings of candidate hosts; see readExactHostMappings for when the whole table is read once. */
+type HostMappingLookup = (hosts: readonly string[]) => Promise<HostMappingMatch[]>;
+
+function hostMappingLookup(api: Database): HostMappingLookup {
+  let exact: Promise<ExactHostMappings> | undefined;
+  return async (hosts) => {
+    if (api.dialect !== 'mysql' || hosts.length <= BATCH_SIZE) return findHostMappings(api.knex, api.dialect, hosts);
+    exact ??= readExactHostMappings(api.knex);
+    return findHostMappings(api.knex, api.dialect, hosts, await exact);
+  };
+}
+
 async function discoverInCell(
   api: Database,
+  lookup: HostMappingLookup,
   cellDb: Database,
   cell: CellMapping,
   options: DiscoverOptions,
@@ -110,7 +124,7 @@ async function discoverInCell(
     // Bug 2085135: nodes flagged mapped = 1 whose host lost its mapping are
     // candidates too, so the host gets mapped again.
     const claimed = firstNodePerHost(withHost(await listMappedComputeNodes(cellDb.knex)).nodes);
-    const claimedMatches = await findHostMappings(api.knex, api.dialect, claimed.map((c) => c.host));
+    const claimedMatches = await lookup(claimed.map((c) => c.host));
     const matchedHosts = new Set(claimedMatches.map((m) => m.candidate));
     const lost = claimed.filter((c) => !matchedHosts.has(c.host));
     candidates = [...unmappedNodes.nodes, ...lost].sort((a, b) => a.id - b.id);
@@ -118,7 +132,7 @@ async function discoverInCell(
 
   const candidateHosts = candidates.map((c) => c.host);
   const nodeHosts = unmappedNodes.nodes.map((n) => n.host);
-  const matches = await findHostMappings(api.knex, api.dialect, [...new Set([...candidateHosts, ...nodeHosts])]);
+  const matches = await lookup([...new Set([...candidateHosts, ...nodeHosts])]);
   const classification = classifyHosts(candidateHosts, matches, cell.id);
 
   const now = utcNowString();
@@ -133,7 +147,7 @@ async function discoverInCell(
   const mappedHere = new Set<string>([...nodeClass.inCell, ...outcome.created, ...outcome.sameCell]);
   const toMark = selectNodesToMark(unmappedNodes.nodes, mappedHere);
   const nodesMarked = options.dryRun || toMark.length === 0 ? toMark.length : await markComputeNodesMapped(cellDb.knex, toMark, now);
-  const unmappedServices = options.reportUnmappedServices === true ? await listUnmappedServices(api, services ?? (await listComputeServiceHosts(cellDb.knex)), outcome.created) : undefined;
+  const unmappedServices = options.reportUnmappedServices === true ? await listUnmappedServices(lookup, services ?? (await listComputeServiceHosts(cellDb.knex)), outcome.created) : undefined;
 
   return {
     kind: 'discovered',
@@ -149,9 +163,9 @@ async function discoverInCell(
 }
 
 /** Services whose host has no mapping after the run, and that this run did not map (a dry run's would-be mappings included). */
-async function listUnmappedServices(api: Database, services: readonly ServiceHostRow[], created: readonly string[]): Promise<string[]> {
+async function listUnmappedServices(lookup: HostMappingLookup, services: readonly ServiceHostRow[], created: readonly string[]): Promise<string[]> {
   const hosts = [...new Set(services.map((s) => s.host).filter((h): h is string => h !== null))];
-  const found = new Set((await findHostMappings(api.knex, api.dialect, hosts)).map((m) => m.candidate));
+  const found = new Set((await lookup(hosts)).map((m) => m.candidate));
   const mappedNow = new Set(created);
   return hosts.filter((h) => !found.has(h) && !mappedNow.has(h));
 }

@@ -3,7 +3,7 @@
 // differently from their mapping.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
-import { findHostMappings } from '../../src/db/api/host-mappings.js';
+import { findHostMappings, readExactHostMappings } from '../../src/db/api/host-mappings.js';
 import { migrateSchema } from '../../src/db/migrate.js';
 import { createScratchDatabases, describeMysql } from '../helpers/mysql.js';
 import { createSqliteDatabases } from '../helpers/sqlite.js';
@@ -44,6 +44,25 @@ describeMysql('findHostMappings [mariadb]', () => {
   });
   it('finds nothing for hosts that are not mapped', async () => {
     expect(await findHostMappings(dbs.knex('api'), 'mysql', ['delta', 'epsilon'])).toEqual([]);
+  });
+  it('with the whole table read once, matches exactly the same; spellings it does not hold still go to the collation', async () => {
+    const known = await readExactHostMappings(dbs.knex('api'));
+    expect([...known].sort()).toEqual([['Beta', 2], ['alpha', 1], ['gamma', 1]]);
+    expect(sorted(await findHostMappings(dbs.knex('api'), 'mysql', CANDIDATES, known))).toEqual(EXPECTED);
+  });
+  it('a stale read only confirms: a mapping made after it is found by the database, one it holds is taken from it', async () => {
+    const known = await readExactHostMappings(dbs.knex('api'));
+    await dbs.knex('api')('host_mappings').insert({ cell_id: 2, host: 'Delta' });
+    try {
+      expect(sorted(await findHostMappings(dbs.knex('api'), 'mysql', ['delta', 'alpha'], known))).toEqual([
+        ['alpha', 'alpha', 1],
+        ['delta', 'Delta', 2],
+      ]);
+      // The read is not used on SQLite, whose NOCASE key does not fold trailing spaces.
+      expect(await findHostMappings(dbs.knex('api'), 'mysql', [], known)).toEqual([]);
+    } finally {
+      await dbs.knex('api')('host_mappings').where({ host: 'Delta' }).del();
+    }
   });
 });
 

@@ -27,8 +27,18 @@ export interface HostMappingListRow {
  * decides what "the same host" means; the result says which candidate
  * matched which mapping.
  */
-export async function findHostMappings(db: Knex, dialect: Dialect, hosts: readonly string[]): Promise<HostMappingMatch[]> {
-  const batches = chunk([...new Set(hosts)]);
+export async function findHostMappings(db: Knex, dialect: Dialect, hosts: readonly string[], known?: ExactHostMappings): Promise<HostMappingMatch[]> {
+  const unique = [...new Set(hosts)];
+  // A candidate spelled exactly like a stored host is that mapping (MySQL's
+  // unique key holds one per collation class); only the others are looked up.
+  const found: HostMappingMatch[] = [];
+  const rest: string[] = [];
+  for (const h of unique) {
+    const cellId = dialect === 'mysql' ? known?.get(h) : undefined;
+    if (cellId === undefined) rest.push(h);
+    else found.push({ candidate: h, host: h, cellId });
+  }
+  const batches = chunk(rest);
   // On MySQL two batches are in flight at once (the API pool holds two
   // connections), which hides one round trip behind the other; results are
   // kept in batch order.
@@ -41,7 +51,25 @@ export async function findHostMappings(db: Knex, dialect: Dialect, hosts: readon
     }
   };
   await Promise.all(Array.from({ length: Math.min(dialect === 'mysql' ? 2 : 1, batches.length) }, worker));
-  return results.flat();
+  return [...found, ...results.flat()];
+}
+
+/** Stored host (exactly as written) → cell id. */
+export type ExactHostMappings = ReadonlyMap<string, number>;
+
+/**
+ * Every mapping's host exactly as stored, with its cell id, in one statement.
+ * discover_hosts reads it once per run when a cell has more candidates than
+ * one batch: one scan of host_mappings instead of an indexed lookup per 1,000
+ * hosts (30 round trips at 30,000 hosts). It only ever confirms a mapping
+ * (MySQL only, see findHostMappings); a candidate it does not hold is still
+ * looked up by the database, whose collation decides. Mappings are never
+ * deleted by discover_hosts, so one read at the start of a run stays true for
+ * the hosts it holds.
+ */
+export async function readExactHostMappings(db: Knex): Promise<ExactHostMappings> {
+  const rows: Array<{ host: string; cell_id: number }> = await db('host_mappings').select('host', 'cell_id');
+  return new Map(rows.map((r) => [String(r.host), Number(r.cell_id)]));
 }
 
 async function findBatch(db: Knex, dialect: Dialect, batch: readonly string[]): Promise<HostMappingMatch[]> {
