@@ -30,6 +30,21 @@ export const RECONCILE_EXIT_TABLE: ReadonlyArray<readonly [number, string]> = [
   [255, 'unexpected internal error'],
 ];
 
+export type ReconcileExitCode = (typeof RECONCILE_EXIT)[keyof typeof RECONCILE_EXIT];
+
+/**
+ * A reconciliation command's exit codes for --help and the man page: the
+ * shared table in its order, with the texts this command says its own way
+ * replaced, and the codes it never returns (set to null) left out.
+ */
+export function reconcileExitCodes(overrides: { readonly [C in ReconcileExitCode]?: string | null }): ReadonlyArray<readonly [number, string]> {
+  return RECONCILE_EXIT_TABLE.flatMap(([code, text]): Array<readonly [number, string]> => {
+    const own = overrides[code as ReconcileExitCode];
+    if (own === null) return [];
+    return [[code, own ?? text]];
+  });
+}
+
 /** What an apply's exit code is decided from (src/operations/apply-plan.ts ApplyResult). */
 export interface ApplyTally {
   readonly outcomes: ReadonlyArray<{ readonly status: 'applied' | 'already-done' | 'skipped'; readonly changesApplied?: number }>;

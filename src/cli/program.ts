@@ -1,5 +1,6 @@
 // Dispatch: find the command whose path matches the leading words of argv,
-// build a commander Command from its spec, parse, run, and turn every error
+// build a commander Command from its spec, parse (commander, then the spec's
+// own parse into its typed options), run, and turn every error
 // into the family's exit code. Usage errors from commander have already been
 // printed on stderr by commander itself.
 import { Command, CommanderError, Option } from 'commander';
@@ -9,9 +10,10 @@ import { ReconcileError } from '../errors.js';
 import { expandOptionPrefixes, extractGlobalArgs } from './argv.js';
 import type { RunContext } from './context.js';
 import { exitCodeFor, type CommandFamily } from './exit-codes.js';
+import { stringOption } from './options.js';
 import { renderCommandHelpFooter, renderTopLevelHelp } from './help.js';
 import { reportError } from './report-error.js';
-import type { CommandContext, CommandSpec } from './spec.js';
+import type { CommandContext, CommandOptions, CommandSpec } from './spec.js';
 import { COMMANDS } from './registry.js';
 import { VERSION } from './version.js';
 import { renderStats } from './stats.js';
@@ -67,7 +69,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     const commandArgs = expandOptionPrefixes(afterCommand, longOptions);
     const parsed = parseCommandArgs(spec, commandArgs, ctx);
     if (parsed === 'help') return 0;
-    format = typeof parsed.options['format'] === 'string' ? parsed.options['format'] : 'table';
+    format = stringOption(parsed.options, 'format') ?? 'table';
     let config: NovaConfig | undefined;
     const loadOnce = (): NovaConfig => {
       config ??= loadConfigFiles(globals.sources, ctx);
@@ -95,7 +97,8 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     };
     const started = Date.now();
     try {
-      const code = await spec.run(commandCtx, parsed.options, parsed.args);
+      // The spec's parse checks the options' form (usage or input errors, mapped below as any other) before run reads anything.
+      const code = await spec.run(commandCtx, spec.parse(parsed.options, parsed.args), parsed.args);
       operatorLog.debug(`exit code ${code}`);
       return code;
     } finally {
@@ -179,7 +182,7 @@ function longOptionNames(spec: CommandSpec): string[] {
 }
 
 interface Parsed {
-  readonly options: Readonly<Record<string, unknown>>;
+  readonly options: CommandOptions;
   readonly args: readonly string[];
 }
 

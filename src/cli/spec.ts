@@ -38,9 +38,18 @@ export interface CommandContext extends RunContext {
   readonly log?: OperatorLog;
 }
 
+/** The options as commander parsed them: camelCase keys (a few keep nova-manage's underscores, as cell_uuid). Read with cli/options.ts. */
 export type CommandOptions = Readonly<Record<string, unknown>>;
 
-export interface CommandSpec {
+/**
+ * One command. `parse` turns commander's options (and the positional
+ * arguments) into the command's own options `O`, checking their form: no
+ * configuration, database, network or file is read there, and a mistake is a
+ * ReconcileError ('usage' or 'input') with the same exit code as anywhere
+ * else. `run` gets what `parse` returned. A bare `CommandSpec` is a command of
+ * any options type, as the registry holds them (cli/registry.ts).
+ */
+export interface CommandSpec<O = unknown> {
   /** ['cell_v2', 'discover_hosts'] or ['audit']. */
   readonly path: readonly string[];
   readonly family: CommandFamily;
@@ -56,7 +65,8 @@ export interface CommandSpec {
   /** Where the command deliberately differs from nova-manage (safer, faster). */
   readonly differences?: readonly string[];
   readonly examples?: readonly string[];
-  run(ctx: CommandContext, options: CommandOptions, args: readonly string[]): Promise<number>;
+  parse(raw: CommandOptions, args: readonly string[]): O;
+  run(ctx: CommandContext, options: O, args: readonly string[]): Promise<number>;
 }
 
 export const FORMAT_OPTION: OptionSpec = {

@@ -1,7 +1,8 @@
 // audit: the read-only report of every inconsistency; exit 0 clean, 3 findings.
-import { RECONCILE_EXIT } from '../cli/exit-codes.js';
+import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
 import { FINDING_COLUMNS, findingsJson, renderFindings } from '../cli/render-findings.js';
-import { COLUMN_OPTION, LISTING_FORMAT_OPTION, LISTING_FORMATS, columnsOption, listingFormat } from '../cli/listing.js';
+import { COLUMN_OPTION, LISTING_FORMAT_OPTION, LISTING_FORMATS, columnsOption, listingFormat, type ListingFormat } from '../cli/listing.js';
+import { flagOption, stringOption } from '../cli/options.js';
 import { findingsWithConfigArguments } from '../cli/suggestions.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
 import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
@@ -14,9 +15,23 @@ import { describeFileError, writeFileAtomically } from '../files.js';
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { printJson, useDeployment } from './deployment.js';
-import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, readIronicOptions } from './ironic-source.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
 
-export const auditCommand: CommandSpec = {
+interface AuditOptions {
+  readonly cell: string | undefined;
+  readonly host: string | undefined;
+  readonly kinds: FindingKind[] | undefined;
+  /** table, json, value or csv; with prometheus: table (stdout then holds the metrics only). */
+  readonly format: ListingFormat;
+  readonly prometheus: boolean;
+  readonly columns: string[] | undefined;
+  /** --metrics-file as given; its directory is checked by run (metricsFileOption). */
+  readonly metricsFile: string | undefined;
+  readonly verbose: boolean;
+  readonly ironic: IronicOptions;
+}
+
+export const auditCommand: CommandSpec<AuditOptions> = {
   path: ['audit'],
   family: 'reconcile',
   summary: 'report every inconsistency across the API, cell and placement databases (read-only)',
@@ -61,29 +76,40 @@ export const auditCommand: CommandSpec = {
         "also write the Prometheus metrics to PATH, atomically (a temporary file in the same directory, renamed over it), for node_exporter's textfile collector; written also when the audit fails (success 0)",
     },
   ],
-  exitCodes: [
-    [0, 'clean: no findings'],
-    [3, 'findings were reported; nothing changed'],
-    [2, 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, the Ironic API unreachable, refusing the [ironic] credentials or failing part-way, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services), the --metrics-file could not be written'],
-    [127, 'invalid usage or input: an unknown cell, a cell name several cells share, an unknown --host or --kind, an unreadable or malformed --ironic-nodes file, a --metrics-file in a directory that does not exist'],
-    [255, 'unexpected internal error'],
-  ],
+  exitCodes: reconcileExitCodes({
+    0: 'clean: no findings',
+    3: 'findings were reported; nothing changed',
+    4: null,
+    5: null,
+    2: 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, the Ironic API unreachable, refusing the [ironic] credentials or failing part-way, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services), the --metrics-file could not be written',
+    127: 'invalid usage or input: an unknown cell, a cell name several cells share, an unknown --host or --kind, an unreadable or malformed --ironic-nodes file, a --metrics-file in a directory that does not exist',
+    130: null,
+    143: null,
+  }),
   examples: [
     'nova-reconcile audit',
     'openstack baremetal node list -f json > nodes.json && nova-reconcile audit --ironic-nodes nodes.json --format json',
     'nova-reconcile audit --cell cell1 --host compute-3 --kind orphan-node,stale-provider',
     'nova-reconcile audit --metrics-file /var/lib/node_exporter/textfile_collector/nova_reconcile.prom > /dev/null',
   ],
+  parse(raw) {
+    return {
+      cell: cellOption(raw),
+      host: stringOption(raw, 'host'),
+      kinds: kindOption(stringOption(raw, 'kind')),
+      format: listingFormat(raw),
+      prometheus: stringOption(raw, 'format') === 'prometheus',
+      columns: columnsOption(raw, FINDING_COLUMNS),
+      metricsFile: stringOption(raw, 'metricsFile'),
+      verbose: flagOption(raw, 'verbose'),
+      ironic: parseIronicOptions(raw),
+    };
+  },
   async run(ctx, o) {
-    const cell = cellOption(o);
-    const host = typeof o['host'] === 'string' ? o['host'] : undefined;
-    const kinds = kindOption(o['kind']);
-    const format = listingFormat(o);
-    const columns = columnsOption(o, FINDING_COLUMNS);
-    const metricsFile = metricsFileOption(o, ctx.cwd);
-    const prometheus = o['format'] === 'prometheus';
-    const status = auditProgress(ctx, o['verbose'] === true);
-    const ironic = await readIronicOptions(ctx, o, status.hooks.progress);
+    const { cell, host, kinds, format, columns, prometheus } = o;
+    const metricsFile = metricsFileOption(o.metricsFile, ctx.cwd);
+    const status = auditProgress(ctx, o.verbose);
+    const ironic = await readIronicOptions(ctx, o.ironic, status.hooks.progress);
     const started = Date.now();
     const metrics = (findings: AuditMetrics['findings'], cells: AuditMetrics['cells']): string =>
       renderAuditMetrics({ findings, cells, durationSeconds: (Date.now() - started) / 1000, endedAtMs: Date.now() });
@@ -126,8 +152,8 @@ export const auditCommand: CommandSpec = {
 };
 
 /** --kind K[,K...], checked against the finding kinds before anything is read. */
-function kindOption(value: unknown): FindingKind[] | undefined {
-  if (typeof value !== 'string') return undefined;
+function kindOption(value: string | undefined): FindingKind[] | undefined {
+  if (value === undefined) return undefined;
   const kinds = value.split(',').map((k) => k.trim()).filter((k) => k !== '');
   const unknown = kinds.filter((k) => !(FINDING_KINDS as readonly string[]).includes(k));
   if (kinds.length === 0 || unknown.length > 0)
@@ -136,9 +162,8 @@ function kindOption(value: unknown): FindingKind[] | undefined {
 }
 
 /** --metrics-file: its directory must exist (checked before anything is read). */
-function metricsFileOption(o: CommandOptions, cwd: string): string | undefined {
-  const value = o['metricsFile'];
-  if (typeof value !== 'string') return undefined;
+function metricsFileOption(value: string | undefined, cwd: string): string | undefined {
+  if (value === undefined) return undefined;
   const path = resolve(cwd, value);
   let isDir = false;
   try {
@@ -159,9 +184,9 @@ function writeMetrics(path: string, text: string): void {
 }
 
 /** The --cell of a read-only command: its form only (the name or uuid is resolved against cell_mappings). */
-export function cellOption(o: CommandOptions): string | undefined {
-  const value = o['cell'];
-  if (typeof value !== 'string') return undefined;
+export function cellOption(raw: CommandOptions): string | undefined {
+  const value = stringOption(raw, 'cell');
+  if (value === undefined) return undefined;
   if (value.trim() === '') throw new ReconcileError('usage', '--cell needs a value');
   return value;
 }

@@ -1,10 +1,17 @@
 // cell_v2 delete_host: nova-manage's checks, messages and exit codes 0-4.
 import { assertNever } from '../errors.js';
+import { requiredOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { deleteHost, type DeleteHostResult } from '../operations/delete-host.js';
 import { printJson, useDeployment } from './deployment.js';
 
-export const deleteHostCommand: CommandSpec = {
+interface DeleteHostOptions {
+  readonly cellUuid: string;
+  readonly host: string;
+  readonly json: boolean;
+}
+
+export const deleteHostCommand: CommandSpec<DeleteHostOptions> = {
   path: ['cell_v2', 'delete_host'],
   family: 'compatible',
   summary: 'delete the host mapping of a host without instances (nova-manage compatible)',
@@ -28,13 +35,16 @@ export const deleteHostCommand: CommandSpec = {
     [255, 'any other error'],
   ],
   differences: ['--format json is an addition.'],
-  async run(ctx, o) {
-    const result = await useDeployment(ctx, (d) => deleteHost(d, String(o['cell_uuid']), String(o['host'])));
+  parse(raw) {
+    return { cellUuid: requiredOption(raw, 'cell_uuid', '--cell_uuid <cell_uuid>'), host: requiredOption(raw, 'host', '--host <host>'), json: stringOption(raw, 'format') === 'json' };
+  },
+  async run(ctx, { cellUuid, host, json }) {
+    const result = await useDeployment(ctx, (d) => deleteHost(d, cellUuid, host));
     const [code, message] = describe(result);
     // The operator log: the deletion, or the refusal with nova-manage's message.
-    if (result.kind === 'deleted') ctx.log?.info(`deleted host mapping of host '${String(o['host'])}' in cell ${String(o['cell_uuid'])}`);
-    else ctx.log?.warning(`refused to delete host '${String(o['host'])}': ${message}`);
-    if (o['format'] === 'json') printJson(ctx, { changed: result.kind === 'deleted', result: result.kind, message, ...result, exit_code: code });
+    if (result.kind === 'deleted') ctx.log?.info(`deleted host mapping of host '${host}' in cell ${cellUuid}`);
+    else ctx.log?.warning(`refused to delete host '${host}': ${message}`);
+    if (json) printJson(ctx, { changed: result.kind === 'deleted', result: result.kind, message, ...result, exit_code: code });
     else if (message !== '') ctx.stdout.write(message + '\n');
     return code;
   },

@@ -3,11 +3,11 @@ import { renderDiscoverJson, renderDiscoverVerbose, renderDiscoverWarnings, firs
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { discoverHosts } from '../operations/discover-hosts.js';
 import { printJson, useDeployment } from './deployment.js';
-import { discoverMode, runExpect, runRemap } from './discover-hosts-modes.js';
+import { parseDiscoverHosts, runExpect, runRemap, type DiscoverHostsOptions } from './discover-hosts-modes.js';
 
 const DUPLICATE_NOTE = 'never returned by nova-reconcile: a mapping that a concurrent run created is counted as mapped';
 
-export const discoverHostsCommand: CommandSpec = {
+export const discoverHostsCommand: CommandSpec<DiscoverHostsOptions> = {
   path: ['cell_v2', 'discover_hosts'],
   family: 'compatible',
   summary: 'map compute hosts to their cell in host_mappings (nova-manage compatible, safe in parallel)',
@@ -68,29 +68,29 @@ export const discoverHostsCommand: CommandSpec = {
     'nova-reconcile cell_v2 discover_hosts --by-service --expect compute-1,compute-2 --wait 600 --interval 10',
     'nova-reconcile cell_v2 discover_hosts --remap',
   ],
+  parse: parseDiscoverHosts,
   async run(ctx, o) {
-    const mode = discoverMode(o);
-    if (mode === 'remap') return runRemap(ctx, o);
+    if (o.mode === 'remap') return runRemap(ctx, o);
     const options = {
-      cellUuid: typeof o['cell_uuid'] === 'string' ? o['cell_uuid'] : undefined,
-      byService: o['byService'] === true,
-      dryRun: o['dryRun'] === true,
+      cellUuid: o.cellUuid,
+      byService: o.byService,
+      dryRun: o.dryRun,
       concurrency: ctx.loadConfig().reconcile.cellConcurrency,
-      reportUnmappedServices: o['format'] === 'json',
+      reportUnmappedServices: o.json,
     };
-    if (mode === 'expect') return runExpect(ctx, o, options);
+    if (o.mode === 'expect') return runExpect(ctx, o, options);
     const result = await useDeployment(ctx, (d) => discoverHosts(d, options));
     for (const w of renderDiscoverWarnings(result)) ctx.stderr.write(w + '\n');
     // The operator log: one line per host mapping created.
     if (!result.dryRun) for (const c of result.cells) if (c.kind === 'discovered') for (const host of c.created) ctx.log?.info(`created host mapping for compute host '${host}' in cell ${c.cell.uuid}`);
     const failure = firstFailure(result);
-    if (o['format'] === 'json') printJson(ctx, renderDiscoverJson(result));
-    else if (o['verbose'] === true) for (const line of renderDiscoverVerbose(result)) ctx.stdout.write(line + '\n');
+    if (o.json) printJson(ctx, renderDiscoverJson(result));
+    else if (o.verbose) for (const line of renderDiscoverVerbose(result)) ctx.stdout.write(line + '\n');
     if (failure !== undefined) {
-      if (o['format'] === 'json') return 255;
+      if (o.json) return 255;
       throw failure.error;
     }
-    if (o['strict'] === true) return result.cells.some((c) => c.kind === 'discovered' && c.created.length > 0) ? 0 : 1;
+    if (o.strict) return result.cells.some((c) => c.kind === 'discovered' && c.created.length > 0) ? 0 : 1;
     return 0;
   },
 };

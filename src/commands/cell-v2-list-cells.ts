@@ -1,11 +1,12 @@
 // cell_v2 list_cells: nova-manage's table, with nova's password masking.
 import { renderPrettyTable } from '../cli/prettytable.js';
+import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { maskNovaUrl } from '../config/mask-url.js';
 import { listCells } from '../operations/cell-listing.js';
 import { printJson, useDeployment } from './deployment.js';
 
-export const listCellsCommand: CommandSpec = {
+export const listCellsCommand: CommandSpec<{ readonly verbose: boolean; readonly json: boolean }> = {
   path: ['cell_v2', 'list_cells'],
   family: 'compatible',
   summary: 'list the cells with their (rendered) URLs (nova-manage compatible)',
@@ -21,11 +22,13 @@ export const listCellsCommand: CommandSpec = {
     [255, 'any other error'],
   ],
   differences: ['--format json is an addition; it masks passwords the same way unless --verbose.'],
-  async run(ctx, o) {
-    const verbose = o['verbose'] === true;
+  parse(raw) {
+    return { verbose: flagOption(raw, 'verbose'), json: stringOption(raw, 'format') === 'json' };
+  },
+  async run(ctx, { verbose, json }) {
     const cells = await useDeployment(ctx, (d) => listCells(d));
     const url = (u: string | null): string | null => (verbose ? u : maskNovaUrl(u));
-    if (o['format'] === 'json') {
+    if (json) {
       printJson(ctx, {
         changed: false,
         cells: cells.map((c) => ({

@@ -1,10 +1,11 @@
 // cell_v2 list_hosts: nova-manage's table, sorted by host.
 import { renderPrettyTable } from '../cli/prettytable.js';
+import { stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { listHosts } from '../operations/cell-listing.js';
 import { printJson, useDeployment } from './deployment.js';
 
-export const listHostsCommand: CommandSpec = {
+export const listHostsCommand: CommandSpec<{ readonly cellUuid: string | undefined; readonly json: boolean }> = {
   path: ['cell_v2', 'list_hosts'],
   family: 'compatible',
   summary: 'list the host mappings of one or all cells (nova-manage compatible)',
@@ -16,10 +17,11 @@ export const listHostsCommand: CommandSpec = {
     [255, 'any other error'],
   ],
   differences: ['--format json is an addition.'],
-  async run(ctx, o) {
-    const cellUuid = typeof o['cell_uuid'] === 'string' ? o['cell_uuid'] : undefined;
+  parse(raw) {
+    return { cellUuid: stringOption(raw, 'cell_uuid'), json: stringOption(raw, 'format') === 'json' };
+  },
+  async run(ctx, { cellUuid, json }) {
     const result = await useDeployment(ctx, (d) => listHosts(d, cellUuid));
-    const json = o['format'] === 'json';
     if (result.kind === 'cell-not-found') {
       if (json) printJson(ctx, { changed: false, error: { kind: 'not-found', message: `Cell with uuid ${result.cellUuid} was not found.`, exit_code: 1 } });
       else ctx.stdout.write(`Cell with uuid ${result.cellUuid} was not found.\n`);

@@ -1,18 +1,26 @@
 // cell_v2 prune_host_mappings: delete host mappings that nothing live is behind (plan first; --apply to change).
 import { RECONCILE_EXIT } from '../cli/exit-codes.js';
 import type { CommandSpec } from '../cli/spec.js';
+import { stringOption } from '../cli/options.js';
 import { planHostMappingPrune } from '../operations/host-mapping-plans.js';
 import { parseUuidArguments } from '../cli/argument-lists.js';
 import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
 import { ReconcileError } from '../errors.js';
-import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 import { scopeArguments } from './scope-arguments.js';
 
 /** nova-manage delete_host's docstring: the scheduler caches host-to-cell mappings. */
 export const SCHEDULER_CACHE_NOTE =
   'note: nova-scheduler caches host-to-cell mappings; send it SIGHUP (or restart it) so that it forgets the changed mappings';
 
-export const pruneHostMappingsCommand: CommandSpec = {
+interface PruneHostMappingsOptions {
+  /** --cell_uuid or --cell: a uuid, or a cell name resolved against cell_mappings. */
+  readonly cell: string | undefined;
+  readonly host: string | undefined;
+  readonly run: PlanRunOptions;
+}
+
+export const pruneHostMappingsCommand: CommandSpec<PruneHostMappingsOptions> = {
   path: ['cell_v2', 'prune_host_mappings'],
   family: 'reconcile',
   summary: 'delete host mappings with no live service, compute node or instance behind them (plan first; --apply to change)',
@@ -38,12 +46,16 @@ export const pruneHostMappingsCommand: CommandSpec = {
   ],
   exitCodes: PLAN_EXIT_CODES,
   examples: ['nova-reconcile cell_v2 prune_host_mappings', 'nova-reconcile cell_v2 prune_host_mappings --host old-ironic-host --apply', 'nova-reconcile cell_v2 prune_host_mappings --cell cell1 --max-count 50 --apply', 'nova-reconcile undo /var/lib/nova-reconcile/journal/…jsonl --apply'],
-  async run(ctx, o) {
-    const cellUuid = typeof o['cell_uuid'] === 'string' ? (parseUuidArguments([o['cell_uuid']], '--cell_uuid')[0] as string) : undefined;
-    const { cell, host } = scopeArguments(o);
+  parse(raw) {
+    const given = stringOption(raw, 'cell_uuid');
+    const cellUuid = given === undefined ? undefined : (parseUuidArguments([given], '--cell_uuid')[0] as string);
+    const { cell, host } = scopeArguments(raw);
     if (cellUuid !== undefined && cell !== undefined) throw new ReconcileError('usage', 'give --cell or --cell_uuid, not both');
-    const code = await runPlanCommand(ctx, o, (d) => planHostMappingPrune(d, { cell: cellUuid ?? cell, host }));
-    if (o['apply'] === true && (code === RECONCILE_EXIT.applied || code === RECONCILE_EXIT.partial)) ctx.stderr.write(SCHEDULER_CACHE_NOTE + '\n');
+    return { cell: cellUuid ?? cell, host, run: parsePlanRun(raw) };
+  },
+  async run(ctx, { cell, host, run }) {
+    const code = await runPlanCommand(ctx, run, (d) => planHostMappingPrune(d, { cell, host }));
+    if (run.apply && (code === RECONCILE_EXIT.applied || code === RECONCILE_EXIT.partial)) ctx.stderr.write(SCHEDULER_CACHE_NOTE + '\n');
     return code;
   },
 };

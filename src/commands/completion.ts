@@ -2,14 +2,15 @@
 // command specs. A factory taking the command list, because the list
 // (cli/registry.ts) includes this command: a direct import would be a cycle.
 import { renderBashCompletion, renderZshCompletion } from '../cli/completion.js';
-import { RECONCILE_EXIT } from '../cli/exit-codes.js';
+import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
 import type { CommandSpec } from '../cli/spec.js';
 import { VERSION } from '../cli/version.js';
 import { ReconcileError } from '../errors.js';
 
 const SHELLS = ['bash', 'zsh'] as const;
+type Shell = (typeof SHELLS)[number];
 
-export function makeCompletionCommand(commands: () => readonly CommandSpec[]): CommandSpec {
+export function makeCompletionCommand(commands: () => readonly CommandSpec[]): CommandSpec<{ readonly shell: Shell }> {
   return {
     path: ['completion'],
     family: 'reconcile',
@@ -21,16 +22,15 @@ export function makeCompletionCommand(commands: () => readonly CommandSpec[]): C
     args: ['<shell>'],
     argChoices: { '<shell>': SHELLS },
     options: [],
-    exitCodes: [
-      [RECONCILE_EXIT.clean, 'the script was printed'],
-      [RECONCILE_EXIT.invalid, 'SHELL is not bash or zsh'],
-    ],
+    exitCodes: reconcileExitCodes({ 0: 'the script was printed', 3: null, 4: null, 5: null, 2: null, 127: 'SHELL is not bash or zsh', 130: null, 143: null }),
     examples: ['source <(nova-reconcile completion bash)', 'nova-reconcile completion zsh > ~/.zsh/completions/_nova-reconcile'],
-    async run(ctx, _o, args) {
+    parse(_raw, args) {
       const shell = args[0];
-      if (shell === 'bash') ctx.stdout.write(renderBashCompletion(commands(), VERSION));
-      else if (shell === 'zsh') ctx.stdout.write(renderZshCompletion(commands(), VERSION));
-      else throw new ReconcileError('usage', `no completion for the shell ${JSON.stringify(shell ?? '')}: give one of ${SHELLS.join(', ')}`);
+      if (shell !== 'bash' && shell !== 'zsh') throw new ReconcileError('usage', `no completion for the shell ${JSON.stringify(shell ?? '')}: give one of ${SHELLS.join(', ')}`);
+      return { shell };
+    },
+    async run(ctx, { shell }) {
+      ctx.stdout.write(shell === 'bash' ? renderBashCompletion(commands(), VERSION) : renderZshCompletion(commands(), VERSION));
       return RECONCILE_EXIT.clean;
     },
   };

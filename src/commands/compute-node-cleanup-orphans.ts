@@ -3,13 +3,19 @@ import type { CommandSpec } from '../cli/spec.js';
 import { planOrphanCleanup } from '../domain/orphan-nodes.js';
 import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
-import { resolveScope } from '../operations/scope.js';
+import { resolveScope, type ScopeArguments } from '../operations/scope.js';
 import type { IronicOrigin } from '../domain/model.js';
-import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, readIronicOptions } from './ironic-source.js';
-import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
+import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 import { scopeArguments } from './scope-arguments.js';
 
-export const cleanupOrphansCommand: CommandSpec = {
+interface CleanupOrphansOptions {
+  readonly ironic: IronicOptions;
+  readonly scope: ScopeArguments;
+  readonly run: PlanRunOptions;
+}
+
+export const cleanupOrphansCommand: CommandSpec<CleanupOrphansOptions> = {
   path: ['compute_node', 'cleanup_orphans'],
   family: 'reconcile',
   summary: 'soft-delete orphan compute nodes and remove their providers (plan first; --apply to change)',
@@ -38,13 +44,17 @@ export const cleanupOrphansCommand: CommandSpec = {
     'nova-reconcile compute_node cleanup_orphans --host compute-3 --apply',
     'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json --cell cell1 --max-count 10 --apply',
   ],
-  async run(ctx, o) {
-    const ironic = await readIronicOptions(ctx, o);
-    const scope = scopeArguments(o);
+  parse(raw) {
+    const ironic = parseIronicOptions(raw);
+    const scope = scopeArguments(raw);
+    return { ironic, scope, run: parsePlanRun(raw) };
+  },
+  async run(ctx, { ironic: ironicOptions, scope, run }) {
+    const ironic = await readIronicOptions(ctx, ironicOptions);
     let origin: IronicOrigin | undefined;
     return runPlanCommand(
       ctx,
-      o,
+      run,
       async (d) => {
         const snapshot = await readSnapshot(d, { placement: true, ...(ironic === undefined ? {} : { ironic }) });
         origin = snapshot.ironicOrigin;

@@ -1,6 +1,8 @@
 // compute_node list: one row per live compute node with its own health
 // (seed bug 2013: the service heartbeat says nothing about each node).
-import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns } from '../cli/listing.js';
+import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
+import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns, type ListingFormat } from '../cli/listing.js';
+import { stringOption } from '../cli/options.js';
 import { paletteFor } from '../cli/colour.js';
 import type { CommandSpec } from '../cli/spec.js';
 import type { ComputeNodeHealth } from '../domain/node-health.js';
@@ -8,11 +10,19 @@ import { listComputeNodes } from '../operations/list-compute-nodes.js';
 import { resolveCellArgument } from '../operations/scope.js';
 import { cellOption, progressReporter } from './audit.js';
 import { printJson, useDeployment } from './deployment.js';
-import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, readIronicOptions } from './ironic-source.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
 
 const HEADERS = ['uuid', 'cell', 'host', 'hypervisor_hostname', 'type', 'service', 'mapped', 'provider', 'allocations', 'instances', 'ironic_node'];
 
-export const computeNodeListCommand: CommandSpec = {
+interface ComputeNodeListOptions {
+  readonly format: ListingFormat;
+  readonly columns: string[] | undefined;
+  readonly cell: string | undefined;
+  readonly host: string | undefined;
+  readonly ironic: IronicOptions;
+}
+
+export const computeNodeListCommand: CommandSpec<ComputeNodeListOptions> = {
   path: ['compute_node', 'list'],
   family: 'reconcile',
   summary: "list live compute nodes with each node's own health (read-only)",
@@ -33,24 +43,27 @@ export const computeNodeListCommand: CommandSpec = {
     },
     { ...COLUMN_OPTION, description: `with -f table, value or csv: show only this column (repeatable, in the order given): ${HEADERS.join(', ')}` },
   ],
-  exitCodes: [
-    [0, 'listed (also when no node matches)'],
-    [2, 'could not run: configuration, a database unreachable, the Ironic API unreachable, refusing the credentials or failing part-way'],
-    [127, 'invalid usage or input: an unknown --cell, a cell name several cells share, a malformed --ironic-nodes file'],
-    [255, 'unexpected internal error'],
-  ],
+  exitCodes: reconcileExitCodes({
+    0: 'listed (also when no node matches)',
+    3: null,
+    4: null,
+    5: null,
+    2: 'could not run: configuration, a database unreachable, the Ironic API unreachable, refusing the credentials or failing part-way',
+    127: 'invalid usage or input: an unknown --cell, a cell name several cells share, a malformed --ironic-nodes file',
+    130: null,
+    143: null,
+  }),
   examples: [
     'nova-reconcile compute_node list --host ironic-compute-0',
     'nova-reconcile compute_node list --ironic-nodes nodes.json --format json',
     'nova-reconcile compute_node list -f value -c uuid -c service',
   ],
-  async run(ctx, o) {
-    const format = listingFormat(o);
-    const columns = columnsOption(o, HEADERS);
-    const cell = cellOption(o);
-    const host = typeof o['host'] === 'string' ? o['host'] : undefined;
+  parse(raw) {
+    return { format: listingFormat(raw), columns: columnsOption(raw, HEADERS), cell: cellOption(raw), host: stringOption(raw, 'host'), ironic: parseIronicOptions(raw) };
+  },
+  async run(ctx, { format, columns, cell, host, ironic: ironicOptions }) {
     const progress = progressReporter(ctx, false);
-    const ironic = await readIronicOptions(ctx, o, progress);
+    const ironic = await readIronicOptions(ctx, ironicOptions, progress);
     const { nodes, ironicOrigin } = await useDeployment(ctx, async (d) => {
       const cellUuid = cell === undefined ? undefined : await resolveCellArgument(d, cell);
       return listComputeNodes(d, {
@@ -68,7 +81,7 @@ export const computeNodeListCommand: CommandSpec = {
       const listing = selectColumns({ headers: HEADERS, rows: nodes.map(nodeRow) }, columns);
       ctx.stdout.write(renderListing(listing, format, ctx, (column, text) => (column === 'service' && text !== 'up' ? palette.warn(text) : text)));
     }
-    return 0;
+    return RECONCILE_EXIT.clean;
   },
 };
 

@@ -1,15 +1,21 @@
 // compute_node move: the bulk ironic_compute_node_move, each node in its own transaction.
 import type { CommandOptions, CommandSpec } from '../cli/spec.js';
 import { parseUuidArguments } from '../cli/argument-lists.js';
+import { flagOption, listOption, requiredOption } from '../cli/options.js';
 import type { NodeMoveOptions, NodeMovePlan } from '../domain/node-move.js';
 import { ReconcileError } from '../errors.js';
 import type { ApplyResult } from '../operations/apply-plan.js';
 import { moveReport, planComputeNodeMoves } from '../operations/ironic-move.js';
-import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { APPLY_OPTIONS, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 
 const SKIP_REFUSED = '--skip-refused';
 
-export const moveCommand: CommandSpec = {
+interface MoveCommandOptions {
+  readonly move: NodeMoveOptions;
+  readonly run: PlanRunOptions;
+}
+
+export const moveCommand: CommandSpec<MoveCommandOptions> = {
   path: ['compute_node', 'move'],
   family: 'reconcile',
   summary: 'move ironic compute nodes (and their instances) to another nova-compute service (plan first; --apply to change)',
@@ -38,19 +44,22 @@ export const moveCommand: CommandSpec = {
     'nova-reconcile compute_node move --from-host ironic-compute-0 --from-host ironic-compute-2 --to-host ironic-compute-1',
     'nova-reconcile compute_node move --node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --to-host ironic-compute-1 --apply --format json',
   ],
-  async run(ctx, o) {
-    const options = parseMoveOptions(o);
+  parse(raw) {
+    const move = parseMoveOptions(raw);
+    return { move, run: parsePlanRun(raw) };
+  },
+  async run(ctx, { move: options, run }) {
     // The move plan behind the generic one: its moves and sources make the JSON report and the follow-up commands.
     let mp: NodeMovePlan | undefined;
     return runPlanCommand(
       ctx,
-      o,
+      run,
       async (d) => {
         mp = await planComputeNodeMoves(d, options);
         return mp.plan;
       },
       {
-        allOrNothing: { flag: SKIP_REFUSED, skipRefused: o['skipRefused'] === true },
+        allOrNothing: { flag: SKIP_REFUSED, skipRefused: run.skipRefused },
         jsonExtras: (result) => (mp === undefined ? {} : { ...moveReport(mp, result), follow_up: followUps(mp, result).map((f) => ({ host: f.host, service_uuid: f.serviceUuid, command: f.command })) }),
         followUp: (result) => (mp === undefined ? '' : followUpText(followUps(mp, result), result === undefined)),
       },
@@ -58,11 +67,17 @@ export const moveCommand: CommandSpec = {
   },
 };
 
-function parseMoveOptions(o: CommandOptions): NodeMoveOptions {
-  const nodes = Array.isArray(o['node']) ? parseUuidArguments(o['node'].map(String), '--node') : undefined;
-  const fromHosts = Array.isArray(o['fromHost']) ? o['fromHost'].map(String) : undefined;
+function parseMoveOptions(raw: CommandOptions): NodeMoveOptions {
+  const given = listOption(raw, 'node');
+  const nodes = given === undefined ? undefined : parseUuidArguments(given, '--node');
+  const fromHosts = listOption(raw, 'fromHost');
   if ((nodes === undefined) === (fromHosts === undefined)) throw new ReconcileError('usage', 'give either --node (repeatable) or --from-host (repeatable), not both and not neither');
-  return { ...(nodes === undefined ? {} : { nodes }), ...(fromHosts === undefined ? {} : { fromHosts }), toHost: String(o['toHost']), sourceDownOk: o['sourceDownOk'] === true };
+  return {
+    ...(nodes === undefined ? {} : { nodes }),
+    ...(fromHosts === undefined ? {} : { fromHosts }),
+    toHost: requiredOption(raw, 'toHost', '--to-host <host>'),
+    sourceDownOk: flagOption(raw, 'sourceDownOk'),
+  };
 }
 
 interface FollowUp {

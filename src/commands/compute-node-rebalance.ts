@@ -1,16 +1,26 @@
 // compute_node rebalance: repair the records of ironic nodes after a rebalance or failover (seed bug 1714248).
+import { flagOption, stringOption } from '../cli/options.js';
 import type { CommandSpec } from '../cli/spec.js';
 import { parseHostList } from '../cli/argument-lists.js';
 import { planRebalance, type RingMembers } from '../domain/rebalance/index.js';
 import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
-import { resolveScope } from '../operations/scope.js';
-import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { resolveScope, type ScopeArguments } from '../operations/scope.js';
+import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 import { scopeArguments } from './scope-arguments.js';
 import type { IronicOrigin } from '../domain/model.js';
-import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, readIronicOptions } from './ironic-source.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
 
-export const rebalanceCommand: CommandSpec = {
+interface RebalanceOptions {
+  readonly scope: ScopeArguments;
+  readonly includeDown: boolean;
+  /** --ring-members as given; without it [nova_reconcile] ironic_ring_members, else Nova's membership. */
+  readonly ringMembers: readonly string[] | undefined;
+  readonly ironic: IronicOptions;
+  readonly run: PlanRunOptions;
+}
+
+export const rebalanceCommand: CommandSpec<RebalanceOptions> = {
   path: ['compute_node', 'rebalance'],
   family: 'reconcile',
   summary: 'repair ironic nodes after a rebalance or failover: duplicates, dead hosts, stale providers (plan first; --apply to change)',
@@ -60,26 +70,32 @@ export const rebalanceCommand: CommandSpec = {
   ],
   exitCodes: PLAN_EXIT_CODES,
   examples: ['nova-reconcile compute_node rebalance', 'nova-reconcile compute_node rebalance --include-down --apply', 'nova-reconcile compute_node rebalance --ironic-source api --include-down', 'nova-reconcile compute_node rebalance --node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --apply --format json'],
+  parse(raw) {
+    const scope = scopeArguments(raw);
+    const ring = stringOption(raw, 'ringMembers');
+    const ironic = parseIronicOptions(raw);
+    return { scope, includeDown: flagOption(raw, 'includeDown'), ringMembers: ring === undefined ? undefined : parseHostList(ring), ironic, run: parsePlanRun(raw) };
+  },
   async run(ctx, o) {
-    const scope = scopeArguments(o);
+    const { scope, run } = o;
     const configured = ctx.loadConfig().reconcile.ironicRingMembers;
     const ringMembers: RingMembers | undefined =
-      typeof o['ringMembers'] === 'string'
-        ? { hosts: parseHostList(o['ringMembers']), source: '--ring-members' }
+      o.ringMembers !== undefined
+        ? { hosts: o.ringMembers, source: '--ring-members' }
         : configured === undefined
           ? undefined
           : { hosts: configured, source: '[nova_reconcile] ironic_ring_members' };
     // Read before any database is opened: an Ironic that fails leaves nothing behind.
-    const ironic = await readIronicOptions(ctx, o);
+    const ironic = await readIronicOptions(ctx, o.ironic);
     let origin: IronicOrigin | undefined;
-    return runPlanCommand(ctx, o, async (d) => {
+    return runPlanCommand(ctx, run, async (d) => {
       const snapshot = await readSnapshot(d, { placement: true, ...(ironic === undefined ? {} : { ironic }) });
       origin = snapshot.ironicOrigin;
       const line = describeIronicOrigin(origin);
       if (line !== undefined) ctx.stderr.write(line + '\n');
       const { cellUuid, host, nodes } = resolveScope(snapshot, scope);
       const options = {
-        includeDown: o['includeDown'] === true,
+        includeDown: o.includeDown,
         ...(cellUuid === undefined ? {} : { cellUuid }),
         ...(host === undefined ? {} : { host }),
         ...(nodes === undefined ? {} : { nodes }),

@@ -4,9 +4,15 @@ import { isUuid } from '../domain/ironic-nodes.js';
 import { planNodeRestore } from '../domain/restore-node.js';
 import { ReconcileError } from '../errors.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
-import { APPLY_OPTIONS, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { requiredOption } from '../cli/options.js';
+import { APPLY_OPTIONS, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 
-export const restoreNodeCommand: CommandSpec = {
+interface RestoreNodeOptions {
+  readonly uuid: string;
+  readonly run: PlanRunOptions;
+}
+
+export const restoreNodeCommand: CommandSpec<RestoreNodeOptions> = {
   path: ['compute_node', 'restore'],
   family: 'reconcile',
   summary: 'bring back a compute node soft-deleted while its node still exists (plan first; --apply to change)',
@@ -23,10 +29,13 @@ export const restoreNodeCommand: CommandSpec = {
   options: [{ flags: '--uuid <uuid>', description: 'the compute node (and resource provider) uuid', required: true }, ...APPLY_OPTIONS],
   exitCodes: PLAN_EXIT_CODES,
   examples: ['nova-reconcile compute_node restore --uuid 1e0f0000-0000-4000-8000-000000000001', 'nova-reconcile compute_node restore --uuid 1e0f0000-0000-4000-8000-000000000001 --apply'],
-  async run(ctx, o) {
-    const uuid = String(o['uuid'] ?? '');
+  parse(raw) {
+    const uuid = requiredOption(raw, 'uuid', '--uuid <uuid>');
     if (!isUuid(uuid)) throw new ReconcileError('usage', `--uuid must be a uuid, got '${uuid}'`);
-    return runPlanCommand(ctx, o, async (d) => {
+    return { uuid, run: parsePlanRun(raw) };
+  },
+  async run(ctx, { uuid, run }) {
+    return runPlanCommand(ctx, run, async (d) => {
       const result = planNodeRestore(await readSnapshot(d, { placement: false }), uuid);
       if (!result.found)
         throw new ReconcileError('not-found', `no compute node, live or soft-deleted, has uuid ${uuid} in any cell`, {

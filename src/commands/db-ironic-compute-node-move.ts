@@ -1,10 +1,18 @@
 // db ironic_compute_node_move: nova-manage master's command, in one transaction.
+import { stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { ReconcileError } from '../errors.js';
 import { ironicComputeNodeMove } from '../operations/ironic-move.js';
 import { printJson, useDeployment } from './deployment.js';
 
-export const ironicComputeNodeMoveCommand: CommandSpec = {
+interface IronicComputeNodeMoveOptions {
+  readonly node: string;
+  readonly dest: string;
+  readonly journal: string | undefined;
+  readonly json: boolean;
+}
+
+export const ironicComputeNodeMoveCommand: CommandSpec<IronicComputeNodeMoveOptions> = {
   path: ['db', 'ironic_compute_node_move'],
   family: 'compatible',
   summary: 'move an ironic compute node and its instance to another nova-compute service (nova-manage master compatible)',
@@ -31,23 +39,26 @@ export const ironicComputeNodeMoveCommand: CommandSpec = {
     'Errors are one line after "An error has occurred:", with no traceback; the change is journaled (undo can revert it); --format json and --journal are additions.',
   ],
   examples: ['nova-reconcile db ironic_compute_node_move --ironic-node-uuid 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --destination-host ironic-compute-1'],
-  async run(ctx, o) {
-    const node = typeof o['ironicNodeUuid'] === 'string' ? o['ironicNodeUuid'] : undefined;
-    const dest = typeof o['destinationHost'] === 'string' ? o['destinationHost'] : undefined;
+  parse(raw) {
+    const node = stringOption(raw, 'ironicNodeUuid');
+    const dest = stringOption(raw, 'destinationHost');
     // nova/cmd/common.py validate_args: the action's own argument names, then exit 255.
     const missing = [node === undefined ? 'ironic_node_uuid' : undefined, dest === undefined ? 'destination_host' : undefined].filter((m) => m !== undefined);
     if (node === undefined || dest === undefined) throw new ReconcileError('input', `Missing arguments: ${missing.join(', ')}`);
+    return { node, dest, journal: stringOption(raw, 'journal'), json: stringOption(raw, 'format') === 'json' };
+  },
+  async run(ctx, { node, dest, journal, json }) {
     const settings = ctx.loadConfig().reconcile;
     const result = await useDeployment(ctx, (d) =>
       ironicComputeNodeMove(d, node, dest, {
-        journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
+        journalPath: journal,
         journalDir: settings.journalDir,
         lockTimeout: settings.lockTimeout,
         onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
       }),
     );
     ctx.log?.info(`moved ironic compute node ${result.nodeUuid} from host ${result.fromHost} to ${result.toHost}${result.instanceUuid === null || result.instanceUuid === undefined ? '' : ` with instance ${result.instanceUuid}`} (journal ${result.journalPath})`);
-    if (o['format'] === 'json') printJson(ctx, { changed: true, moved: true, node_uuid: result.nodeUuid, from_host: result.fromHost, to_host: result.toHost, instance_uuid: result.instanceUuid, journal: result.journalPath });
+    if (json) printJson(ctx, { changed: true, moved: true, node_uuid: result.nodeUuid, from_host: result.fromHost, to_host: result.toHost, instance_uuid: result.instanceUuid, journal: result.journalPath });
     return 0;
   },
 };

@@ -1,8 +1,10 @@
 // The two additions to cell_v2 discover_hosts that are not nova-manage's:
 // --expect/--wait (repeat discovery until the expected hosts are mapped) and
 // --remap (a plan that moves a mapping to the cell that now holds the host).
-// Without their options discover_hosts never reaches this file.
+// Without their options discover_hosts only takes its options' form from
+// this file (parseDiscoverHosts).
 import { RECONCILE_EXIT } from '../cli/exit-codes.js';
+import { flagOption, givenOption, listOption, stringOption } from '../cli/options.js';
 import { firstFailure, mergeDiscoverPasses, renderDiscoverJson, renderDiscoverVerbose, renderDiscoverWarnings } from '../cli/render-discover.js';
 import type { CommandContext, CommandOptions } from '../cli/spec.js';
 import { parseHostList } from '../cli/argument-lists.js';
@@ -13,41 +15,87 @@ import { discoverUntilMapped } from '../operations/discover-until-mapped.js';
 import { planHostMappingRemap } from '../operations/host-mapping-plans.js';
 import { SCHEDULER_CACHE_NOTE } from './cell-v2-prune-host-mappings.js';
 import { printJson, useDeployment } from './deployment.js';
-import { runPlanCommand } from './plan-command.js';
+import { parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 
-const given = (o: CommandOptions, key: string): boolean => o[key] !== undefined && o[key] !== false;
+/** nova-manage's discover_hosts, and --expect's additions to it. */
+export interface DiscoverRunOptions {
+  readonly cellUuid: string | undefined;
+  readonly byService: boolean;
+  readonly dryRun: boolean;
+  readonly verbose: boolean;
+  readonly strict: boolean;
+  readonly json: boolean;
+}
 
-/** Which mode the options ask for; contradictions are usage errors (exit 2, as argparse's). */
-export function discoverMode(o: CommandOptions): 'plain' | 'expect' | 'remap' {
-  const expecting = given(o, 'expect') || given(o, 'expectFile');
-  if (given(o, 'remap')) {
-    const clash = ['expect', 'expectFile', 'wait', 'interval', 'strict', 'dryRun', 'byService', 'verbose'].filter((k) => given(o, k));
+/** --expect and --expect-file as given (the file is read by runExpect), --wait and --interval in seconds. */
+export interface ExpectOptions {
+  readonly hosts: readonly string[];
+  readonly file: string | undefined;
+  readonly waitSeconds: number;
+  readonly intervalSeconds: number;
+}
+
+export type DiscoverHostsOptions =
+  | ({ readonly mode: 'plain' } & DiscoverRunOptions)
+  | ({ readonly mode: 'expect'; readonly expect: ExpectOptions } & DiscoverRunOptions)
+  | { readonly mode: 'remap'; readonly cellUuid: string | undefined; readonly run: PlanRunOptions };
+
+/** The mode the options ask for, and its options; contradictions are usage errors (exit 2, as argparse's). */
+export function parseDiscoverHosts(raw: CommandOptions): DiscoverHostsOptions {
+  const mode = discoverMode(raw);
+  if (mode === 'remap') {
+    const cellUuid = stringOption(raw, 'cell_uuid');
+    return { mode, cellUuid: cellUuid === '' ? undefined : cellUuid, run: parsePlanRun(raw) };
+  }
+  const options: DiscoverRunOptions = {
+    cellUuid: stringOption(raw, 'cell_uuid'),
+    byService: flagOption(raw, 'byService'),
+    dryRun: flagOption(raw, 'dryRun'),
+    verbose: flagOption(raw, 'verbose'),
+    strict: flagOption(raw, 'strict'),
+    json: stringOption(raw, 'format') === 'json',
+  };
+  return mode === 'plain' ? { mode, ...options } : { mode, ...options, expect: parseExpect(raw, options.dryRun) };
+}
+
+function discoverMode(raw: CommandOptions): 'plain' | 'expect' | 'remap' {
+  const given = (key: string): boolean => givenOption(raw, key);
+  const expecting = given('expect') || given('expectFile');
+  if (given('remap')) {
+    const clash = ['expect', 'expectFile', 'wait', 'interval', 'strict', 'dryRun', 'byService', 'verbose'].filter(given);
     if (clash.length > 0) throw usage(`--remap cannot be combined with ${clash.map(flag).join(', ')}`);
     return 'remap';
   }
-  const planOnly = ['apply', 'journal'].filter((k) => given(o, k));
+  const planOnly = ['apply', 'journal'].filter(given);
   if (planOnly.length > 0) throw usage(`${planOnly.map(flag).join(', ')} only go with --remap`);
   if (!expecting) {
-    const waitOnly = ['wait', 'interval'].filter((k) => given(o, k));
+    const waitOnly = ['wait', 'interval'].filter(given);
     if (waitOnly.length > 0) throw usage(`${waitOnly.map(flag).join(', ')} need --expect or --expect-file`);
     return 'plain';
   }
   return 'expect';
 }
 
-export async function runRemap(ctx: CommandContext, o: CommandOptions): Promise<number> {
-  const cellUuid = typeof o['cell_uuid'] === 'string' && o['cell_uuid'] !== '' ? o['cell_uuid'] : undefined;
-  const code = await runPlanCommand(ctx, o, (d) => planHostMappingRemap(d, cellUuid));
-  if (o['apply'] === true && (code === RECONCILE_EXIT.applied || code === RECONCILE_EXIT.partial)) ctx.stderr.write(SCHEDULER_CACHE_NOTE + '\n');
+function parseExpect(raw: CommandOptions, dryRun: boolean): ExpectOptions {
+  const hosts = (listOption(raw, 'expect') ?? []).flatMap(parseHostList);
+  const file = stringOption(raw, 'expectFile');
+  if (file === undefined && hosts.length === 0) throw NO_HOST();
+  const waitSeconds = seconds(stringOption(raw, 'wait'), '--wait', 0, true);
+  const intervalSeconds = seconds(stringOption(raw, 'interval'), '--interval', 10, false);
+  if (dryRun && waitSeconds > 0) throw usage('--dry-run maps nothing, so --wait would only wait: give one or the other');
+  return { hosts, file, waitSeconds, intervalSeconds };
+}
+
+export async function runRemap(ctx: CommandContext, { cellUuid, run }: { readonly cellUuid: string | undefined; readonly run: PlanRunOptions }): Promise<number> {
+  const code = await runPlanCommand(ctx, run, (d) => planHostMappingRemap(d, cellUuid));
+  if (run.apply && (code === RECONCILE_EXIT.applied || code === RECONCILE_EXIT.partial)) ctx.stderr.write(SCHEDULER_CACHE_NOTE + '\n');
   return code;
 }
 
-export async function runExpect(ctx: CommandContext, o: CommandOptions, discover: DiscoverOptions): Promise<number> {
-  const expect = expectedHosts(o);
-  const waitSeconds = seconds(o['wait'], '--wait', 0, true);
-  const intervalSeconds = seconds(o['interval'], '--interval', 10, false);
-  if (discover.dryRun && waitSeconds > 0) throw usage('--dry-run maps nothing, so --wait would only wait: give one or the other');
-  const json = o['format'] === 'json';
+export async function runExpect(ctx: CommandContext, o: DiscoverRunOptions & { readonly expect: ExpectOptions }, discover: DiscoverOptions): Promise<number> {
+  const expect = expectedHosts(o.expect);
+  const { waitSeconds, intervalSeconds } = o.expect;
+  const json = o.json;
   const progress = ctx.stderrIsTty && !json;
   let drawn = false;
   const result = await useDeployment(ctx, (d) =>
@@ -59,7 +107,7 @@ export async function runExpect(ctx: CommandContext, o: CommandOptions, discover
       onPass: (pass, index, missing, waited) => {
         if (progress && drawn) ctx.stderr.write('\r\x1b[K');
         drawn = false;
-        if (!json && o['verbose'] === true && (index === 0 || pass.cells.some((c) => c.kind === 'discovered' && c.created.length > 0)))
+        if (!json && o.verbose && (index === 0 || pass.cells.some((c) => c.kind === 'discovered' && c.created.length > 0)))
           for (const line of renderDiscoverVerbose(pass)) ctx.stdout.write(line + '\n');
         if (progress && missing.length > 0 && waited < waitSeconds) {
           ctx.stderr.write(`waiting for ${missing.length} expected host(s) to be mapped (${Math.floor(waited)} s of ${waitSeconds} s): ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
@@ -82,17 +130,19 @@ export async function runExpect(ctx: CommandContext, o: CommandOptions, discover
     ctx.stderr.write(`ERROR: ${result.missing.length} expected host(s) not mapped after ${result.waitedSeconds} s: ${result.missing.join(', ')}\n`);
     return 1;
   }
-  if (o['strict'] === true) return merged.cells.some((c) => c.kind === 'discovered' && c.created.length > 0) ? 0 : 1;
+  if (o.strict) return merged.cells.some((c) => c.kind === 'discovered' && c.created.length > 0) ? 0 : 1;
   return 0;
 }
 
-function expectedHosts(o: CommandOptions): string[] {
-  const hosts: string[] = [];
-  for (const value of Array.isArray(o['expect']) ? o['expect'] : []) hosts.push(...parseHostList(String(value)));
-  if (typeof o['expectFile'] === 'string') hosts.push(...readExpectFile(o['expectFile']));
-  if (hosts.length === 0) throw usage('--expect/--expect-file name no host');
+/** --expect's hosts and the --expect-file's, once each. */
+function expectedHosts({ hosts: given, file }: ExpectOptions): string[] {
+  const hosts = [...given];
+  if (file !== undefined) hosts.push(...readExpectFile(file));
+  if (hosts.length === 0) throw NO_HOST();
   return [...new Set(hosts)];
 }
+
+const NO_HOST = (): ReconcileError => usage('--expect/--expect-file name no host');
 
 /** One host per line (or comma-separated); blank lines and # comments are ignored. */
 function readExpectFile(path: string): string[] {
@@ -105,9 +155,8 @@ function readExpectFile(path: string): string[] {
   return text.split('\n').flatMap((line) => parseHostList(line.replace(/#.*/, '')));
 }
 
-function seconds(value: unknown, option: string, fallback: number, zeroOk: boolean): number {
-  if (value === undefined) return fallback;
-  const text = String(value);
+function seconds(text: string | undefined, option: string, fallback: number, zeroOk: boolean): number {
+  if (text === undefined) return fallback;
   const n = Number(text);
   if (!/^[0-9]+(\.[0-9]+)?$/.test(text) || (!zeroOk && n === 0) || n > 86400) throw usage(`${option} must be a number of seconds${zeroOk ? '' : ' above 0'} (at most 86400), got '${text}'`);
   return n;

@@ -3,6 +3,7 @@
 // file when --ironic-nodes is there, else the Ironic API when nova.conf's
 // [ironic] says how to reach it (auth_type or endpoint_override), else no
 // ironic truth at all.
+import { stringOption } from '../cli/options.js';
 import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js';
 import type { IronicOrigin } from '../domain/model.js';
 import { ReconcileError } from '../errors.js';
@@ -23,25 +24,37 @@ export const IRONIC_SOURCE_OPTION: OptionSpec = {
 
 export const IRONIC_OPTIONS: readonly OptionSpec[] = [IRONIC_NODES_OPTION, IRONIC_SOURCE_OPTION];
 
+/** --ironic-nodes and --ironic-source as given (parseIronicOptions). */
+export interface IronicOptions {
+  readonly file: string | undefined;
+  readonly wanted: 'api' | 'file' | undefined;
+}
+
+/** The form of the ironic options: their contradictions are usage errors, found before anything is read. */
+export function parseIronicOptions(raw: CommandOptions): IronicOptions {
+  const file = stringOption(raw, 'ironicNodes');
+  const source = stringOption(raw, 'ironicSource');
+  const wanted = source === 'api' || source === 'file' ? source : undefined;
+  if (wanted === 'file' && file === undefined) throw new ReconcileError('usage', '--ironic-source file needs --ironic-nodes FILE', { hint: 'give --ironic-nodes FILE, or --ironic-source api' });
+  if (wanted === 'api' && file !== undefined) throw new ReconcileError('usage', '--ironic-source api and --ironic-nodes exclude each other', { hint: 'drop one of them' });
+  return { file, wanted };
+}
+
 /**
  * The ironic truth these options ask for. The Ironic API is read now, before
  * any database is opened and before the apply lock is taken, so that an
  * Ironic that fails leaves nothing behind. Undefined when there is none.
  */
-export async function readIronicOptions(ctx: CommandContext, o: CommandOptions, progress?: (line: string) => void): Promise<IronicSource | undefined> {
-  const source = ironicSourceOf(ctx, o);
+export async function readIronicOptions(ctx: CommandContext, options: IronicOptions, progress?: (line: string) => void): Promise<IronicSource | undefined> {
+  const source = ironicSourceOf(ctx, options);
   // A file is read where it always was (after a --plan-in check, inside the snapshot read): only the network is read ahead.
   if (source === undefined || source.kind !== 'api') return source;
   const { nodes, origin } = await readIronicTruth(source, progress ?? (() => undefined));
   return { kind: 'read', nodes, origin };
 }
 
-/** The ironic truth these options ask for; undefined when there is none. Usage errors before anything is read. */
-export function ironicSourceOf(ctx: CommandContext, o: CommandOptions): IronicSource | undefined {
-  const file = typeof o['ironicNodes'] === 'string' ? o['ironicNodes'] : undefined;
-  const wanted = typeof o['ironicSource'] === 'string' ? o['ironicSource'] : undefined;
-  if (wanted === 'file' && file === undefined) throw new ReconcileError('usage', '--ironic-source file needs --ironic-nodes FILE', { hint: 'give --ironic-nodes FILE, or --ironic-source api' });
-  if (wanted === 'api' && file !== undefined) throw new ReconcileError('usage', '--ironic-source api and --ironic-nodes exclude each other', { hint: 'drop one of them' });
+/** Where the ironic truth these options ask for comes from (nova.conf [ironic] decides the default); undefined when there is none. */
+export function ironicSourceOf(ctx: CommandContext, { file, wanted }: IronicOptions): IronicSource | undefined {
   if (file !== undefined) return { kind: 'file', file };
   const settings = ctx.loadConfig().ironic;
   if (settings === undefined) {

@@ -1,11 +1,21 @@
 // placement audit: nova-manage's options, output and exit codes, reading placement from its database.
 import { placementAuditExitCode, renderPlacementAuditFailures, renderPlacementAuditJson, renderPlacementAuditLines } from '../cli/render-placement-audit.js';
+import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { NOVA_RESOURCE_CLASSES } from '../domain/placement-audit.js';
 import { runPlacementAudit } from '../operations/placement-audit.js';
 import { printJson, useDeployment } from './deployment.js';
 
-export const placementAuditCommand: CommandSpec = {
+interface PlacementAuditOptions {
+  readonly verbose: boolean;
+  readonly providerUuid: string | undefined;
+  readonly delete: boolean;
+  readonly allResourceClasses: boolean;
+  readonly journal: string | undefined;
+  readonly json: boolean;
+}
+
+export const placementAuditCommand: CommandSpec<PlacementAuditOptions> = {
   path: ['placement', 'audit'],
   family: 'compatible',
   summary: 'find (and with --delete remove) allocations of deleted instances and finished migrations (nova-manage compatible)',
@@ -53,14 +63,24 @@ export const placementAuditCommand: CommandSpec = {
     'Errors print one line after "An error has occurred:" instead of a traceback.',
   ],
   examples: ['nova-reconcile placement audit --verbose', 'nova-reconcile placement audit --all-resource-classes --delete --verbose', 'nova-reconcile undo JOURNAL'],
+  parse(raw) {
+    return {
+      verbose: flagOption(raw, 'verbose'),
+      providerUuid: stringOption(raw, 'resource_provider'),
+      delete: flagOption(raw, 'delete'),
+      allResourceClasses: flagOption(raw, 'allResourceClasses'),
+      journal: stringOption(raw, 'journal'),
+      json: stringOption(raw, 'format') === 'json',
+    };
+  },
   async run(ctx, o) {
     const settings = ctx.loadConfig().reconcile;
     const result = await useDeployment(ctx, (d) =>
       runPlacementAudit(d, {
-        providerUuid: typeof o['resource_provider'] === 'string' ? o['resource_provider'] : undefined,
-        allResourceClasses: o['allResourceClasses'] === true,
-        delete: o['delete'] === true,
-        journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
+        providerUuid: o.providerUuid,
+        allResourceClasses: o.allResourceClasses,
+        delete: o.delete,
+        journalPath: o.journal,
         journalDir: settings.journalDir,
         lockTimeout: settings.lockTimeout,
         onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
@@ -68,12 +88,12 @@ export const placementAuditCommand: CommandSpec = {
     );
     for (const line of renderPlacementAuditFailures(result)) ctx.stderr.write(line + '\n');
     // The operator log, for a run that deletes: its verbose lines and failures.
-    if (o['delete'] === true) {
+    if (o.delete) {
       for (const line of renderPlacementAuditLines(result, true)) ctx.log?.info(line);
       for (const line of renderPlacementAuditFailures(result)) ctx.log?.warning(line);
     }
-    if (o['format'] === 'json') printJson(ctx, renderPlacementAuditJson(result));
-    else for (const line of renderPlacementAuditLines(result, o['verbose'] === true)) ctx.stdout.write(line + '\n');
+    if (o.json) printJson(ctx, renderPlacementAuditJson(result));
+    else for (const line of renderPlacementAuditLines(result, o.verbose)) ctx.stdout.write(line + '\n');
     return placementAuditExitCode(result);
   },
 };

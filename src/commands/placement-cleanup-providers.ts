@@ -3,11 +3,16 @@ import type { CommandSpec } from '../cli/spec.js';
 import { planProviderCleanup } from '../domain/stale-providers.js';
 import { SCOPE_CELL, SCOPE_RESOURCE_PROVIDER } from '../cli/scope.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
-import { resolveScope } from '../operations/scope.js';
-import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, runPlanCommand } from './plan-command.js';
+import { resolveScope, type ScopeArguments } from '../operations/scope.js';
+import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 import { scopeArguments } from './scope-arguments.js';
 
-export const cleanupProvidersCommand: CommandSpec = {
+interface CleanupProvidersOptions {
+  readonly scope: ScopeArguments;
+  readonly run: PlanRunOptions;
+}
+
+export const cleanupProvidersCommand: CommandSpec<CleanupProvidersOptions> = {
   path: ['placement', 'cleanup_providers'],
   family: 'reconcile',
   summary: 'remove stale compute-node resource providers and free blocked names (plan first; --apply to change)',
@@ -30,9 +35,12 @@ export const cleanupProvidersCommand: CommandSpec = {
     'nova-reconcile placement cleanup_providers --resource_provider 9f3c2a4e-5b1d-4e6f-8a7b-0c1d2e3f4a5b --apply',
     'nova-reconcile placement cleanup_providers --cell cell1 --max-count 20 --apply --format json',
   ],
-  async run(ctx, o) {
-    const scope = scopeArguments(o);
-    return runPlanCommand(ctx, o, async (d) => {
+  parse(raw) {
+    const scope = scopeArguments(raw);
+    return { scope, run: parsePlanRun(raw) };
+  },
+  async run(ctx, { scope, run }) {
+    return runPlanCommand(ctx, run, async (d) => {
       const snapshot = await readSnapshot(d, { placement: true });
       return planProviderCleanup(snapshot, resolveScope(snapshot, scope));
     });

@@ -1,10 +1,23 @@
 // placement heal_allocations: nova-manage's options, messages and exit codes; writes placement directly.
 import { renderHealJson, renderHealLines, renderHealNotes } from '../cli/render-heal.js';
+import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { runHealAllocations } from '../operations/heal-allocations.js';
 import { printJson, useDeployment } from './deployment.js';
 
-export const healAllocationsCommand: CommandSpec = {
+interface HealAllocationsOptions {
+  readonly instanceUuid: string | undefined;
+  readonly cellUuid: string | undefined;
+  /** --max-count as given: runHealAllocations checks it as nova-manage does. */
+  readonly maxCount: string | undefined;
+  readonly dryRun: boolean;
+  readonly force: boolean;
+  readonly journal: string | undefined;
+  readonly verbose: boolean;
+  readonly json: boolean;
+}
+
+export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
   path: ['placement', 'heal_allocations'],
   family: 'compatible',
   summary: 'create missing allocations of live instances, or fix their project/user (nova-manage compatible; writes placement directly)',
@@ -69,17 +82,28 @@ export const healAllocationsCommand: CommandSpec = {
     'nova-reconcile placement heal_allocations --max-count 100 --skip-port-allocations',
     'nova-reconcile placement heal_allocations --instance UUID --verbose',
   ],
+  parse(raw) {
+    return {
+      instanceUuid: stringOption(raw, 'instance'),
+      cellUuid: stringOption(raw, 'cell'),
+      maxCount: stringOption(raw, 'maxCount'),
+      dryRun: flagOption(raw, 'dryRun'),
+      force: flagOption(raw, 'force'),
+      journal: stringOption(raw, 'journal'),
+      verbose: flagOption(raw, 'verbose'),
+      json: stringOption(raw, 'format') === 'json',
+    };
+  },
   async run(ctx, o) {
     const settings = ctx.loadConfig().reconcile;
-    const str = (k: string): string | undefined => (typeof o[k] === 'string' ? o[k] : undefined);
     const result = await useDeployment(ctx, (d) =>
       runHealAllocations(d, {
-        instanceUuid: str('instance'),
-        cellUuid: str('cell'),
-        maxCount: str('maxCount'),
-        dryRun: o['dryRun'] === true,
-        force: o['force'] === true,
-        journalPath: str('journal'),
+        instanceUuid: o.instanceUuid,
+        cellUuid: o.cellUuid,
+        maxCount: o.maxCount,
+        dryRun: o.dryRun,
+        force: o.force,
+        journalPath: o.journal,
         journalDir: settings.journalDir,
         lockTimeout: settings.lockTimeout,
         onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
@@ -87,12 +111,12 @@ export const healAllocationsCommand: CommandSpec = {
     );
     for (const line of renderHealNotes(result)) ctx.stderr.write(line + '\n');
     // The operator log: what nova-manage --verbose would print of a run that writes, and its notes.
-    if (o['dryRun'] !== true) {
+    if (!o.dryRun) {
       for (const line of renderHealLines(result, true)) ctx.log?.info(line);
       for (const line of renderHealNotes(result)) ctx.log?.warning(line);
     }
-    if (o['format'] === 'json') printJson(ctx, renderHealJson(result));
-    else for (const line of renderHealLines(result, o['verbose'] === true)) ctx.stdout.write(line + '\n');
+    if (o.json) printJson(ctx, renderHealJson(result));
+    else for (const line of renderHealLines(result, o.verbose)) ctx.stdout.write(line + '\n');
     return result.end.code;
   },
 };

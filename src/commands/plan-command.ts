@@ -1,13 +1,14 @@
 // The shared shape of every mutating reconciliation command: parse the run
 // options (--apply, --plan-in/--plan-out, --max-count, the circuit breaker's
-// limits), run the pipeline (operations/run-plan.ts: plan; with --apply plan
+// limits) in the command's `parse` (parsePlanRun), run the pipeline (operations/run-plan.ts: plan; with --apply plan
 // again under the apply lock and apply), render its outcome, and map it to an
 // exit code: a dry run exits 3 (0 when empty), an apply by applyExitCode.
-import { RECONCILE_EXIT, applyExitCode } from '../cli/exit-codes.js';
+import { RECONCILE_EXIT, applyExitCode, reconcileExitCodes } from '../cli/exit-codes.js';
 import { PLAN_COLUMNS, applyJson, planJson, planListing, renderApplyText, renderPlanText } from '../cli/render-plan.js';
 import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js';
 import { paletteFor } from '../cli/colour.js';
-import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns } from '../cli/listing.js';
+import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns, type ListingFormat } from '../cli/listing.js';
+import { flagOption, stringOption } from '../cli/options.js';
 import { planWithConfigArguments } from '../cli/suggestions.js';
 import { parseFraction } from '../config/option-values.js';
 import type { ReconcileSettings } from '../config/types.js';
@@ -17,7 +18,7 @@ import { isEmptyPlan, type Plan } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';
 import type { ApplyResult, UnitOutcome } from '../operations/apply-plan.js';
 import type { Deployment } from '../operations/deployment.js';
-import { planOptionsOf, readPlanFile, type PlanFile } from '../operations/plan-file.js';
+import { planOptionsOf, readPlanFile, type PlanFile, type PlanOptions } from '../operations/plan-file.js';
 import { runPlan, type ApplyWatch, type Gate } from '../operations/run-plan.js';
 import { printJson } from './deployment.js';
 import { createProgress } from '../cli/progress.js';
@@ -55,20 +56,81 @@ export const APPLY_OPTIONS: readonly OptionSpec[] = [
 /** For the commands whose plans are lists of independent units (a scope option: src/cli/scope.ts). */
 export { MAX_COUNT_OPTION } from '../cli/scope.js';
 
-export const PLAN_EXIT_CODES: ReadonlyArray<readonly [number, string]> = [
-  [0, 'nothing to do, or every unit was already done by someone else'],
-  [3, 'nothing changed: a plan was printed (no --apply); or every unit was refused or skipped; or the plan is over a circuit-breaker limit'],
-  [4, 'every change was applied (units another run had already done count as done)'],
-  [5, 'partly applied: something was applied and something was not (units skipped because their rows changed since planning, or refused for safety; listed)'],
-  [2, 'could not run: configuration, a database unreachable, another run holds the lock, or implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services)'],
-  [127, 'invalid usage or input (a --plan-in file of another command or deployment)'],
-  [130, 'interrupted by Ctrl-C (SIGINT) during --apply: no unit started after it, the units in flight finished; the summary on stderr gives the units applied, the journal and the undo command (a second Ctrl-C stops at once)'],
-  [143, 'stopped by SIGTERM during --apply, as for 130'],
-  [255, 'unexpected internal error'],
-];
+export const PLAN_EXIT_CODES = reconcileExitCodes({
+  0: 'nothing to do, or every unit was already done by someone else',
+  3: 'nothing changed: a plan was printed (no --apply); or every unit was refused or skipped; or the plan is over a circuit-breaker limit',
+  4: 'every change was applied (units another run had already done count as done)',
+  5: 'partly applied: something was applied and something was not (units skipped because their rows changed since planning, or refused for safety; listed)',
+  2: 'could not run: configuration, a database unreachable, another run holds the lock, or implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services)',
+  127: 'invalid usage or input (a --plan-in file of another command or deployment)',
+  130: 'interrupted by Ctrl-C (SIGINT) during --apply: no unit started after it, the units in flight finished; the summary on stderr gives the units applied, the journal and the undo command (a second Ctrl-C stops at once)',
+  143: 'stopped by SIGTERM during --apply, as for 130',
+});
 
 /** Options that say how to run, print and apply, not what to plan (a plan file records the others). */
 const RUN_OPTIONS: ReadonlySet<string> = new Set(['apply', 'journal', 'format', 'column', 'planOut', 'planIn', 'maxCount', 'maxApplyUnits', 'maxApplyFraction', 'allowLargePlan', 'skipRefused']);
+
+/**
+ * How to run, print and apply a plan, as given on the command line (checked
+ * for their form by parsePlanRun; the defaults from nova.conf's
+ * [nova_reconcile] and the --plan-in file are read by runPlanCommand).
+ */
+export interface PlanRunOptions {
+  readonly apply: boolean;
+  /** --journal: where to write the journal (default: a file in [nova_reconcile] journal_dir). */
+  readonly journal: string | undefined;
+  readonly format: ListingFormat;
+  /** -c: the columns of a dry run's listing, checked against PLAN_COLUMNS. */
+  readonly columns: readonly string[] | undefined;
+  readonly planOut: string | undefined;
+  /** --plan-in: the path only; the file is read by runPlanCommand. */
+  readonly planIn: string | undefined;
+  readonly maxCount: number | undefined;
+  /** The circuit breaker's limits as given; undefined: [nova_reconcile]'s. */
+  readonly maxApplyUnits: number | undefined;
+  readonly maxApplyFraction: number | undefined;
+  readonly allowLargePlan: boolean;
+  /** --skip-refused (compute_node move's all-or-nothing rule). */
+  readonly skipRefused: boolean;
+  /** The plan-shaping options of the command line, as a plan file records them (everything but the run options). */
+  readonly planOptions: PlanOptions;
+}
+
+/** The run options of a plan command, checked for their form before anything is read (exit 127, one line). */
+export function parsePlanRun(raw: CommandOptions): PlanRunOptions {
+  const format = listingFormat(raw);
+  const columns = columnsOption(raw, PLAN_COLUMNS);
+  const apply = flagOption(raw, 'apply');
+  if (apply && (format === 'value' || format === 'csv' || columns !== undefined))
+    throw new ReconcileError('usage', `${columns === undefined ? `-f ${format}` : '-c'} lists the rows of a dry run's plan; with --apply the result is printed as text (-f table) or json`);
+  const maxCount = parseMaxCount(stringOption(raw, 'maxCount'));
+  const units = stringOption(raw, 'maxApplyUnits');
+  const maxApplyUnits = units === undefined ? undefined : parseCount(units, '--max-apply-units', 0);
+  const fraction = stringOption(raw, 'maxApplyFraction');
+  let maxApplyFraction: number | undefined;
+  if (fraction !== undefined) {
+    maxApplyFraction = parseFraction(fraction);
+    if (maxApplyFraction === undefined) throw new ReconcileError('usage', `--max-apply-fraction must be a number between 0 and 1, got '${fraction}'`);
+  }
+  const planOut = stringOption(raw, 'planOut');
+  const planIn = stringOption(raw, 'planIn');
+  if (planOut !== undefined && apply) throw new ReconcileError('usage', '--plan-out writes the plan of a dry run: give it without --apply', { hint: 'review the file, then apply it with --plan-in FILE --apply' });
+  if (planIn !== undefined && !apply) throw new ReconcileError('usage', '--plan-in applies a reviewed plan: give it with --apply');
+  return {
+    apply,
+    journal: stringOption(raw, 'journal'),
+    format,
+    columns,
+    planOut,
+    planIn,
+    maxCount,
+    maxApplyUnits,
+    maxApplyFraction,
+    allowLargePlan: flagOption(raw, 'allowLargePlan'),
+    skipRefused: flagOption(raw, 'skipRefused'),
+    planOptions: planOptionsOf(raw, RUN_OPTIONS),
+  };
+}
 
 export interface PlanCommandHooks {
   /**
@@ -90,19 +152,17 @@ interface Settings {
 }
 
 /**
- * Parse the run options, run the pipeline (operations/run-plan.ts), render
- * its outcome and map it to an exit code.
+ * Fill in the run options' defaults from nova.conf and read the --plan-in
+ * file (before any database is opened), run the pipeline
+ * (operations/run-plan.ts), render its outcome and map it to an exit code.
  */
-export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, buildPlan: (d: Deployment) => Promise<Plan>, hooks: PlanCommandHooks = {}): Promise<number> {
-  const json = o['format'] === 'json';
-  const format = listingFormat(o);
-  const columns = columnsOption(o, PLAN_COLUMNS);
-  if (o['apply'] === true && (format === 'value' || format === 'csv' || columns !== undefined))
-    throw new ReconcileError('usage', `${columns === undefined ? `-f ${format}` : '-c'} lists the rows of a dry run's plan; with --apply the result is printed as text (-f table) or json`);
+export async function runPlanCommand(ctx: CommandContext, run: PlanRunOptions, buildPlan: (d: Deployment) => Promise<Plan>, hooks: PlanCommandHooks = {}): Promise<number> {
+  const { format, columns } = run;
+  const json = format === 'json';
   const palette = paletteFor(ctx);
   const config = ctx.loadConfig();
   const reconcile = config.reconcile;
-  const s = parseSettings(o, reconcile);
+  const s = settingsOf(run, reconcile);
   const deferredLine = (deferred: number): string =>
     deferred === 0 ? '' : `${deferred} more unit(s) left for a later run (--max-count ${String(s.maxCount)}).\n`;
   const followUp = (result: ApplyResult | undefined): string => hooks.followUp?.(result) ?? '';
@@ -112,12 +172,12 @@ export async function runPlanCommand(ctx: CommandContext, o: CommandOptions, bui
     // Refusals' suggested commands keep the user's --config-file/--config-dir.
     async (d) => planWithConfigArguments(await buildPlan(d), ctx.configSources),
     {
-      apply: o['apply'] === true,
+      apply: run.apply,
       ...s,
-      planOptions: planOptionsOf(o, RUN_OPTIONS),
+      planOptions: run.planOptions,
       allOrNothing: hooks.allOrNothing,
       lockTimeout: reconcile.lockTimeout,
-      journalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
+      journalPath: run.journal,
       journalDir: reconcile.journalDir,
       concurrency: reconcile.applyConcurrency,
       watchApply: (plan) => watchApply(ctx, plan),
@@ -257,29 +317,17 @@ function tripJson(t: LimitTrip): object {
   return { limit: t.limit, max: t.max, units: t.units, objects: t.objects, ...(t.total === undefined ? {} : { total: t.total }), scope: t.scope, message: t.message, override: LIMIT_OVERRIDE };
 }
 
-function parseSettings(o: CommandOptions, reconcile: ReconcileSettings): Settings {
-  const maxCount = parseMaxCount(o['maxCount']);
-  const maxUnits = o['maxApplyUnits'] === undefined ? reconcile.maxApplyUnits : parseCount(String(o['maxApplyUnits']), '--max-apply-units', 0);
-  let maxFraction = reconcile.maxApplyFraction;
-  if (o['maxApplyFraction'] !== undefined) {
-    const f = parseFraction(String(o['maxApplyFraction']));
-    if (f === undefined) throw new ReconcileError('usage', `--max-apply-fraction must be a number between 0 and 1, got '${String(o['maxApplyFraction'])}'`);
-    maxFraction = f;
-  }
-  const apply = o['apply'] === true;
-  const planOut = typeof o['planOut'] === 'string' ? o['planOut'] : undefined;
-  const planInPath = typeof o['planIn'] === 'string' ? o['planIn'] : undefined;
-  if (planOut !== undefined && apply) throw new ReconcileError('usage', '--plan-out writes the plan of a dry run: give it without --apply', { hint: 'review the file, then apply it with --plan-in FILE --apply' });
-  if (planInPath !== undefined && !apply) throw new ReconcileError('usage', '--plan-in applies a reviewed plan: give it with --apply');
-  // Bad input is reported before any database is opened.
-  const planIn = planInPath === undefined ? undefined : { path: planInPath, doc: readPlanFile(planInPath) };
-  return { maxCount, limits: { maxUnits, maxFraction, allow: o['allowLargePlan'] === true }, planOut, planIn };
+/** The run options with [nova_reconcile]'s defaults, and the --plan-in file read (bad input is reported before any database is opened). */
+function settingsOf(run: PlanRunOptions, reconcile: ReconcileSettings): Settings {
+  const limits = { maxUnits: run.maxApplyUnits ?? reconcile.maxApplyUnits, maxFraction: run.maxApplyFraction ?? reconcile.maxApplyFraction, allow: run.allowLargePlan };
+  const planIn = run.planIn === undefined ? undefined : { path: run.planIn, doc: readPlanFile(run.planIn) };
+  return { maxCount: run.maxCount, limits, planOut: run.planOut, planIn };
 }
 
 /** --max-count: a positive integer, checked before any database is opened. */
-function parseMaxCount(value: unknown): number | undefined {
+function parseMaxCount(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  return parseCount(String(value), '--max-count', 1);
+  return parseCount(value, '--max-count', 1);
 }
 
 function parseCount(text: string, option: string, min: number): number {

@@ -1,17 +1,26 @@
 // sandbox create DIR: a whole deployment in SQLite files plus a nova.conf,
 // for trying the tool without a MySQL server or a cloud.
 import { resolve } from 'node:path';
-import { RECONCILE_EXIT } from '../cli/exit-codes.js';
+import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
+import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { createSandbox, requireScenario } from '../sandbox/create-sandbox.js';
 import { renderSandboxReport, sandboxReportJson } from '../sandbox/report.js';
-import { SCENARIOS } from '../sandbox/scenarios.js';
+import { SCENARIOS, type Scenario } from '../sandbox/scenarios.js';
 import { ReconcileError } from '../errors.js';
 import { printJson } from './deployment.js';
 
 const DEFAULT_SCENARIO = 'libvirt';
 
-export const sandboxCreateCommand: CommandSpec = {
+interface SandboxCreateOptions {
+  readonly scenario: Scenario;
+  /** DIR as given (resolved against the working directory by run). */
+  readonly dir: string;
+  readonly force: boolean;
+  readonly json: boolean;
+}
+
+export const sandboxCreateCommand: CommandSpec<SandboxCreateOptions> = {
   path: ['sandbox', 'create'],
   family: 'reconcile',
   summary: 'build a throw-away deployment (API, cell0, two cells, placement) in SQLite files, with a nova.conf',
@@ -28,26 +37,33 @@ export const sandboxCreateCommand: CommandSpec = {
     { flags: '--force', description: 'replace a previous sandbox in DIR (refused if DIR holds anything else)' },
     FORMAT_OPTION,
   ],
-  exitCodes: [
-    [RECONCILE_EXIT.clean, 'the sandbox was created'],
-    [RECONCILE_EXIT.cannotRun, 'the SQLite driver better-sqlite3, an optional dependency, is not installed (`npm install -g better-sqlite3`) or cannot be loaded; DIR is not touched'],
-    [RECONCILE_EXIT.invalid, 'unknown scenario; DIR is not empty (or holds a sandbox and --force was not given); DIR cannot be written'],
-    [RECONCILE_EXIT.internal, 'unexpected internal error'],
-  ],
+  exitCodes: reconcileExitCodes({
+    0: 'the sandbox was created',
+    3: null,
+    4: null,
+    5: null,
+    2: 'the SQLite driver better-sqlite3, an optional dependency, is not installed (`npm install -g better-sqlite3`) or cannot be loaded; DIR is not touched',
+    127: 'unknown scenario; DIR is not empty (or holds a sandbox and --force was not given); DIR cannot be written',
+    130: null,
+    143: null,
+  }),
   examples: [
     'nova-reconcile sandbox create /tmp/sbx --scenario ironic-ha',
     'nova-reconcile --config-file /tmp/sbx/nova.conf cell_v2 discover_hosts --verbose',
   ],
-  async run(ctx, o, args) {
-    const scenario = requireScenario(typeof o['scenario'] === 'string' ? o['scenario'] : DEFAULT_SCENARIO);
-    const given = args[0];
-    if (given === undefined || given === '') throw new ReconcileError('usage', 'sandbox create needs a directory', { hint: 'e.g. nova-reconcile sandbox create /tmp/sbx' });
-    const dir = resolve(ctx.cwd, given);
-    const info = await createSandbox(dir, scenario.name, {
-      force: o['force'] === true,
+  parse(raw, args) {
+    const scenario = requireScenario(stringOption(raw, 'scenario') ?? DEFAULT_SCENARIO);
+    const dir = args[0];
+    if (dir === undefined || dir === '') throw new ReconcileError('usage', 'sandbox create needs a directory', { hint: 'e.g. nova-reconcile sandbox create /tmp/sbx' });
+    return { scenario, dir, force: flagOption(raw, 'force'), json: stringOption(raw, 'format') === 'json' };
+  },
+  async run(ctx, o) {
+    const dir = resolve(ctx.cwd, o.dir);
+    const info = await createSandbox(dir, o.scenario.name, {
+      force: o.force,
       progress: (line) => ctx.stderr.write(`${line}\n`),
     });
-    if (o['format'] === 'json') printJson(ctx, sandboxReportJson(info, ctx.selfCommand));
+    if (o.json) printJson(ctx, sandboxReportJson(info, ctx.selfCommand));
     else ctx.stdout.write(renderSandboxReport(info, ctx.selfCommand));
     return RECONCILE_EXIT.clean;
   },

@@ -1,5 +1,6 @@
 // undo JOURNAL: restore the rows an applied run changed.
-import { RECONCILE_EXIT } from '../cli/exit-codes.js';
+import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
+import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { withApplyLock } from '../operations/apply-plan.js';
 import { readJournalFor, undoJournal } from '../operations/undo.js';
@@ -8,7 +9,17 @@ import { signalExitCode } from '../cli/context.js';
 import { configArguments } from '../cli/suggestions.js';
 import { shellWord } from '../domain/text-and-maps.js';
 
-export const undoCommand: CommandSpec = {
+interface UndoOptions {
+  /** The journal to undo (the positional argument). */
+  readonly journal: string;
+  readonly apply: boolean;
+  readonly allowTruncated: boolean;
+  /** --journal: where to write the undo's own journal. */
+  readonly undoJournal: string | undefined;
+  readonly json: boolean;
+}
+
+export const undoCommand: CommandSpec<UndoOptions> = {
   path: ['undo'],
   family: 'reconcile',
   summary: 'restore the rows an applied run changed, from its journal',
@@ -33,31 +44,40 @@ export const undoCommand: CommandSpec = {
     { flags: '--journal <file>', description: "where to write the undo's own journal" },
     FORMAT_OPTION,
   ],
-  exitCodes: [
-    [0, 'nothing to restore (every row is already at its before-image)'],
-    [3, 'without --apply: rows would be restored (nothing changed)'],
-    [4, 'rows were restored'],
-    [5, 'some changes were (or would be) refused because their rows changed since, their keys were taken since, or other writers kept winning the row ("lost to concurrent writers"; listed); with --apply the others were restored'],
-    [2, 'could not run: configuration or a database unreachable'],
-    [127, 'the journal is missing, corrupt, truncated, or for another deployment'],
-    [130, 'with --apply, interrupted by Ctrl-C (SIGINT): the change in flight finished, no other was started; the summary on stderr says how to finish (run the same undo again)'],
-    [143, 'with --apply, stopped by SIGTERM, as for 130'],
-  ],
+  exitCodes: reconcileExitCodes({
+    0: 'nothing to restore (every row is already at its before-image)',
+    3: 'without --apply: rows would be restored (nothing changed)',
+    4: 'rows were restored',
+    5: 'some changes were (or would be) refused because their rows changed since, their keys were taken since, or other writers kept winning the row ("lost to concurrent writers"; listed); with --apply the others were restored',
+    2: 'could not run: configuration or a database unreachable',
+    127: 'the journal is missing, corrupt, truncated, or for another deployment',
+    130: 'with --apply, interrupted by Ctrl-C (SIGINT): the change in flight finished, no other was started; the summary on stderr says how to finish (run the same undo again)',
+    143: 'with --apply, stopped by SIGTERM, as for 130',
+  }),
   examples: [
     'nova-reconcile --config-file /etc/nova/nova.conf undo /var/lib/nova-reconcile/journal/compute_node-cleanup_orphans-20261202T101500Z-1a2b3c.jsonl',
     'nova-reconcile --config-file /etc/nova/nova.conf undo /var/lib/nova-reconcile/journal/compute_node-cleanup_orphans-20261202T101500Z-1a2b3c.jsonl --apply',
   ],
-  async run(ctx, o, args) {
+  parse(raw, args) {
+    return {
+      journal: args[0] ?? '',
+      apply: flagOption(raw, 'apply'),
+      allowTruncated: flagOption(raw, 'allowTruncated'),
+      undoJournal: stringOption(raw, 'journal'),
+      json: stringOption(raw, 'format') === 'json',
+    };
+  },
+  async run(ctx, o) {
     // Nothing changes without --apply (README, safety rules); --dry-run is kept as a no-op alias.
-    const dryRun = o['apply'] !== true;
+    const dryRun = !o.apply;
     const settings = ctx.loadConfig().reconcile;
     const result = await useDeployment(ctx, async (d) => {
       const undo = (): ReturnType<typeof undoJournal> =>
-        undoJournal(d, args[0] ?? '', {
+        undoJournal(d, o.journal, {
           dryRun,
-          allowTruncatedTail: o['allowTruncated'] === true,
+          allowTruncatedTail: o.allowTruncated,
           journalDir: settings.journalDir,
-          undoJournalPath: typeof o['journal'] === 'string' ? o['journal'] : undefined,
+          undoJournalPath: o.undoJournal,
           onJournal: (p) => ctx.stderr.write(`journal: ${p}\n`),
           ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal }),
         });
@@ -65,7 +85,7 @@ export const undoCommand: CommandSpec = {
       // one journal (or an undo racing an apply) run one after the other.
       if (dryRun) return undo();
       // A journal that cannot be used is refused before the lock is taken.
-      await readJournalFor(d, args[0] ?? '', o['allowTruncated'] === true);
+      await readJournalFor(d, o.journal, o.allowTruncated);
       // Ctrl-C or SIGTERM from here on: the change in flight finishes, no other starts; a re-run finishes the undo.
       const release = ctx.interrupts?.hold() ?? ((): void => undefined);
       try {
@@ -84,7 +104,7 @@ export const undoCommand: CommandSpec = {
     }
     // The document keeps its keys; an interruption is told on stderr (below).
     const { interrupted: _interrupted, ...doc } = result;
-    if (o['format'] === 'json') printJson(ctx, { ...doc, changed: count('restored') > 0, ...(dryRun ? { would_change: count('would-restore') > 0 } : {}) });
+    if (o.json) printJson(ctx, { ...doc, changed: count('restored') > 0, ...(dryRun ? { would_change: count('would-restore') > 0 } : {}) });
     else {
       ctx.stdout.write(`undo of ${result.command} (${result.journal}): ${count(dryRun ? 'would-restore' : 'restored')} change(s) ${dryRun ? 'would be ' : ''}restored, ${count('already-restored')} already restored, ${count('refused')} ${dryRun ? 'would be ' : ''}refused.\n`);
       for (const i of result.items) if (i.status === 'refused') ctx.stdout.write(`  refused: change ${i.seq} (${i.unit}): ${i.reason}\n`);

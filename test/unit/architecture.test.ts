@@ -80,6 +80,22 @@ export function queryBuilding(code: string): string[] {
   return code.split('\n').filter((l) => table.test(l) || methods.test(l) || update.test(l));
 }
 
+const NOT_VALUES = new Set(['return', 'of', 'in', 'case', 'yield', 'await', 'typeof', 'else', 'do', 'throw', 'new', 'void', 'delete', 'instanceof']);
+
+/**
+ * Lines that read a command's raw options record (commander's CommandOptions)
+ * other than through the readers of cli/options.ts: an index by a string
+ * literal on a value (`o['host']`, `raw["apply"]`, `ctx.options['x']`), or any
+ * index on a record named `o` or `raw` (`o[key]`). Type lookups
+ * (`AuditMetrics['cells']`, capitalised), array literals after a keyword
+ * (`of ['a', 'b']`) and numeric indexes (`args[0]`) are not reads.
+ */
+export function rawOptionReads(code: string): string[] {
+  return code
+    .split('\n')
+    .filter((l) => [...l.matchAll(/(?<![\w$])([a-z_$][\w$]*)\s*(?:\?\.)?\[\s*(['"`]?)/g)].some((m) => !NOT_VALUES.has(m[1] ?? '') && (m[2] !== '' || m[1] === 'o' || m[1] === 'raw')));
+}
+
 function violations(files: readonly SourceFile[], check: (f: SourceFile) => string[]): string[] {
   return files.flatMap((f) => check(f).map((v) => `${f.path}: ${v.trim()}`));
 }
@@ -123,6 +139,10 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
   it('no file outside db/ builds a query (sandbox/ writes the rows of the databases it builds)', () => {
     expect(violations(SOURCES.filter((f) => !inFolder(f, 'db') && !inFolder(f, 'sandbox')), (f) => queryBuilding(f.code))).toEqual([]);
   });
+
+  it("no file under commands/ indexes the raw options: each command's parse reads them with cli/options.ts", () => {
+    expect(violations(SOURCES.filter((f) => inFolder(f, 'commands')), (f) => rawOptionReads(f.code))).toEqual([]);
+  });
 });
 
 describe('the detectors fail on samples that break the rules', () => {
@@ -144,6 +164,24 @@ describe('the detectors fail on samples that break the rules', () => {
     const sample = ['hash.update(key);', "progress.update(p.done, 'x');", "names.join(', ');", "Array.from({ length: 3 });", "const url = 'mysql://db/nova'; // select('*')"];
     expect(queryBuilding(stripComments(sample.join('\n')))).toEqual([]);
     expect(queryBuilding(stripComments("/* trx('services').select('*') */\nconst x = 1;"))).toEqual([]);
+  });
+
+  it('finds reads of the raw options record', () => {
+    const sample = [
+      "const host = typeof o['host'] === 'string' ? o['host'] : undefined;",
+      'if (raw["apply"] === true) apply();',
+      'const given = (key) => o[key] !== undefined && o[key] !== false;',
+      'const value = raw[key];',
+      "const format = options['format'];",
+      "const json = ctx.options?.['json'];",
+    ];
+    expect(rawOptionReads(sample.join('\n'))).toEqual(sample);
+  });
+
+  it('does not take numeric indexes, array literals, type lookups or comments for option reads', () => {
+    const sample = ['const first = args[0];', "for (const k of ['apply', 'journal']) check(k);", "return ['a', 'b'];", "const m: AuditMetrics['cells'] = [];", 'const row = rows[i];', "path: ['audit'],"];
+    expect(rawOptionReads(stripComments(sample.join('\n')))).toEqual([]);
+    expect(rawOptionReads(stripComments("// typeof o['x']\nconst x = stringOption(raw, 'x');"))).toEqual([]);
   });
 
   it('finds imports, type-only imports and dynamic imports', () => {
