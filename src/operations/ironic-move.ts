@@ -16,6 +16,7 @@ import type { CellMapping, Deployment } from '../db/deployment.js';
 import { rehomeComputeNode } from '../db/cell/rebalance-writes.js';
 import { liveComputeNodeByUuid, liveComputeServiceByHost, liveInstancesOnNode, liveServiceById } from '../db/cell/node-move-reads.js';
 import { CasConflict, type Row } from '../db/row-images.js';
+import { WriteFailed, writeJournaled } from './journaled-write.js';
 import { utcNowString } from '../db/time.js';
 import type { Change } from '../domain/plan.js';
 import { planNodeMoves, type NodeMoveOptions, type NodeMovePlan } from '../domain/node-move.js';
@@ -53,12 +54,21 @@ export async function ironicComputeNodeMove(d: Deployment, nodeUuid: string, des
   // API database), and again inside the transaction, with row locks.
   await checkPreconditions(db.knex, false, nodeUuid, destinationHost);
   return withApplyLock(d, options.lockTimeout, async () => {
-    const box: { journal?: JournalWriter } = {};
+    const header = { type: 'header' as const, format: 'nova-reconcile-journal/1' as const, command: IRONIC_MOVE, startedAt: utcNowString(), deployment: await deploymentIdentity(d) };
+    let journal: JournalWriter | undefined;
+    const journalOnce = (): JournalWriter => {
+      if (journal === undefined) {
+        journal = openJournal(options.journalPath ?? defaultJournalPath(options.journalDir, IRONIC_MOVE, new Date()), header);
+        options.onJournal?.(journal.path);
+      }
+      return journal;
+    };
     try {
-      const result = await db.knex.transaction(async (trx) => {
+      // One transaction: the checks (with row locks) and the move, journaled
+      // before COMMIT; a deadlock victim is re-run from the checks.
+      return await writeJournaled(db, journalOnce, async (trx) => {
         const { dest, cn, source, instances } = await checkPreconditions(trx, forUpdate, nodeUuid, destinationHost);
         const instance = instances[0];
-
         const change: Change & { kind: 'rehome-compute-node' } = {
           kind: 'rehome-compute-node',
           target: { db: 'cell', cellUuid: cell.uuid },
@@ -71,30 +81,20 @@ export async function ironicComputeNodeMove(d: Deployment, nodeUuid: string, des
           forcedDownSourceServiceId: Number(source['id']),
           instance: instance === undefined ? null : { id: Number(instance['id']), uuid: String(instance['uuid']), fromHost: String(instance['host']) },
         };
-        let rows;
-        try {
-          rows = await rehomeComputeNode(trx, db.dialect, change, utcNowString());
-        } catch (err) {
-          if (err instanceof CasConflict) throw fail(`${err.message}; nothing was changed.`);
-          throw err;
-        }
-        // Journaled (and fsynced) before the transaction commits, as every applied change is.
-        const journal = openJournal(options.journalPath ?? defaultJournalPath(options.journalDir, IRONIC_MOVE, new Date()), {
-          type: 'header',
-          format: 'nova-reconcile-journal/1',
-          command: IRONIC_MOVE,
-          startedAt: utcNowString(),
-          deployment: await deploymentIdentity(d),
-        });
-        box.journal = journal;
-        options.onJournal?.(journal.path);
-        journal.append({ type: 'change', seq: 1, unit: `ironic-node-move:${cell.uuid}:${change.id}`, target: change.target, change, rows });
-        return { nodeUuid: change.uuid ?? nodeUuid, fromHost: change.fromHost, toHost: change.toHost, instanceUuid: change.instance?.uuid ?? null, journalPath: journal.path };
+        const rows = await rehomeComputeNode(trx, db.dialect, change, utcNowString());
+        return {
+          value: { nodeUuid: change.uuid ?? nodeUuid, fromHost: change.fromHost, toHost: change.toHost, instanceUuid: change.instance?.uuid ?? null, journalPath: journalOnce().path },
+          entry: { unit: `ironic-node-move:${cell.uuid}:${change.id}`, target: change.target, change, rows },
+        };
       });
-      box.journal?.append({ type: 'commit', seq: 1 });
-      return result;
+    } catch (err) {
+      // nova-manage's one line: a changed row (or writers that kept winning it) changed nothing.
+      if (err instanceof CasConflict) throw fail(`${err.message}; nothing was changed.`);
+      // A failed precondition or driver error, as it was thrown.
+      if (err instanceof WriteFailed) throw err.cause;
+      throw err;
     } finally {
-      box.journal?.close();
+      journal?.close();
     }
   });
 }
