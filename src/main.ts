@@ -5,7 +5,7 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Interrupts } from './cli/context.js';
 import { signalExitCode } from './cli/context.js';
-import { runCli } from './cli/program.js';
+import { runCli } from './dispatch/program.js';
 
 const interrupts = gracefulInterrupts();
 

@@ -19,7 +19,7 @@ export function flagOption(raw: CommandOptions, key: string): boolean {
 
 /**
  * A repeatable option (`--node <uuid>`, collected into a list by
- * cli/program.ts) or a single value: its values in the order given, or
+ * dispatch/program.ts) or a single value: its values in the order given, or
  * undefined when it was not given.
  */
 export function listOption(raw: CommandOptions, key: string): string[] | undefined {

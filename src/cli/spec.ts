@@ -47,7 +47,7 @@ export type CommandOptions = Readonly<Record<string, unknown>>;
  * configuration, database, network or file is read there, and a mistake is a
  * ReconcileError ('usage' or 'input') with the same exit code as anywhere
  * else. `run` gets what `parse` returned. A bare `CommandSpec` is a command of
- * any options type, as the registry holds them (cli/registry.ts).
+ * any options type, as the registry holds them (dispatch/registry.ts).
  */
 export interface CommandSpec<O = unknown> {
   /** ['cell_v2', 'discover_hosts'] or ['audit']. */

@@ -1,6 +1,6 @@
 // completion bash|zsh: print a shell completion script generated from the
 // command specs. A factory taking the command list, because the list
-// (cli/registry.ts) includes this command: a direct import would be a cycle.
+// (dispatch/registry.ts) includes this command: a direct import would be a cycle.
 import { renderBashCompletion, renderZshCompletion } from '../cli/completion.js';
 import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
 import type { CommandSpec } from '../cli/spec.js';

@@ -5,7 +5,7 @@ import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
 import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { createSandbox, requireScenario } from '../sandbox/create-sandbox.js';
-import { renderSandboxReport, sandboxReportJson } from '../sandbox/report.js';
+import { renderSandboxReport, sandboxReportJson } from '../cli/render-sandbox.js';
 import { SCENARIOS, type Scenario } from '../sandbox/scenarios.js';
 import { ReconcileError } from '../errors.js';
 import { printJson } from './deployment.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
-import { COMMANDS } from '../../src/cli/registry.js';
+import { COMMANDS } from '../../src/dispatch/registry.js';
 import { SCENARIOS } from '../../src/sandbox/scenarios.js';
 
 let dir: string;

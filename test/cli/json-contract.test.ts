@@ -11,7 +11,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBin, type CliResult } from '../helpers/cli.js';
 import { createTestDeployment, type TestDeployment } from '../helpers/test-deployment.js';
-import { COMMANDS } from '../../src/cli/registry.js';
+import { COMMANDS } from '../../src/dispatch/registry.js';
 import { JSON_SCHEMAS } from '../../src/cli/json-contract.js';
 import { SANDBOX_CELL_UUIDS as CELL } from '../../src/sandbox/create-sandbox.js';
 import { DELETED_IRONIC_NODE, deletedIronicNodeIronicList } from '../../src/sandbox/scenarios/deleted-ironic-node.js';

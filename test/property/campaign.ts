@@ -13,7 +13,7 @@ import { appendFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import fc from 'fast-check';
 import type { Knex } from 'knex';
-import { runCli } from '../../src/cli/program.js';
+import { runCli } from '../../src/dispatch/program.js';
 import { createTestDeployment, type DbName, type TestDeployment, type TestDialect } from '../helpers/test-deployment.js';
 import { CloudModel, describeHistory, historyArb, type CloudEvent } from './cloud-history.js';
 

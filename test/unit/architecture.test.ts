@@ -140,6 +140,15 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
     expect(violations(SOURCES.filter((f) => !inFolder(f, 'db') && !inFolder(f, 'sandbox')), (f) => queryBuilding(f.code))).toEqual([]);
   });
 
+  it('folders point one way: only main.ts imports dispatch/; cli/ (the toolkit) imports neither commands/ nor dispatch/; only cli/, commands/ and dispatch/ import cli/', () => {
+    const into = (f: SourceFile, folder: string): string[] => importsOf(f.code).flatMap((i) => (resolved(f.path, i.from).startsWith(`${folder}/`) ? [i.from] : []));
+    expect(violations(SOURCES.filter((f) => f.path !== 'main.ts' && !inFolder(f, 'dispatch')), (f) => into(f, 'dispatch'))).toEqual([]);
+    expect(violations(SOURCES.filter((f) => inFolder(f, 'cli')), (f) => [...into(f, 'commands'), ...into(f, 'dispatch')])).toEqual([]);
+    expect(violations(SOURCES.filter((f) => !['cli', 'commands', 'dispatch'].some((d) => inFolder(f, d)) && f.path !== 'main.ts'), (f) => into(f, 'cli'))).toEqual([]);
+    // The rule sees the folders it names.
+    expect(SOURCES.filter((f) => inFolder(f, 'dispatch')).map((f) => f.path).sort()).toEqual(['dispatch/program.ts', 'dispatch/registry.ts']);
+  });
+
   it("no file under commands/ indexes the raw options: each command's parse reads them with cli/options.ts", () => {
     expect(violations(SOURCES.filter((f) => inFolder(f, 'commands')), (f) => rawOptionReads(f.code))).toEqual([]);
   });

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { renderManPage } from '../../src/cli/man-page.js';
-import { COMMANDS } from '../../src/cli/registry.js';
+import { COMMANDS } from '../../src/dispatch/registry.js';
 import { VERSION } from '../../src/cli/version.js';
 
 it('man/nova-reconcile.1 is up to date (run `npm run build && node scripts/gen-man.mjs`)', () => {

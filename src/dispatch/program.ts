@@ -7,17 +7,17 @@ import { Command, CommanderError, Option } from 'commander';
 import { loadConfig } from '../config/load-config.js';
 import type { ConfigSource, NovaConfig } from '../config/types.js';
 import { ReconcileError } from '../errors.js';
-import { expandOptionPrefixes, extractGlobalArgs } from './argv.js';
-import type { RunContext } from './context.js';
-import { exitCodeFor, type CommandFamily } from './exit-codes.js';
-import { stringOption } from './options.js';
-import { renderCommandHelpFooter, renderTopLevelHelp } from './help.js';
-import { reportError } from './report-error.js';
-import type { CommandContext, CommandOptions, CommandSpec } from './spec.js';
+import { expandOptionPrefixes, extractGlobalArgs } from '../cli/argv.js';
+import type { RunContext } from '../cli/context.js';
+import { exitCodeFor, type CommandFamily } from '../cli/exit-codes.js';
+import { stringOption } from '../cli/options.js';
+import { renderCommandHelpFooter, renderTopLevelHelp } from '../cli/help.js';
+import { reportError } from '../cli/report-error.js';
+import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
 import { COMMANDS } from './registry.js';
-import { VERSION } from './version.js';
-import { renderStats } from './stats.js';
-import { openOperatorLog, resolveLogTarget, type OperatorLog } from './oslo-log.js';
+import { VERSION } from '../cli/version.js';
+import { renderStats } from '../cli/stats.js';
+import { openOperatorLog, resolveLogTarget, type OperatorLog } from '../cli/oslo-log.js';
 
 /** The first words that belong to nova-manage's grammar. */
 const COMPATIBLE_CATEGORIES = new Set(['cell_v2', 'placement', 'db']);

@@ -17,7 +17,7 @@ import { healAllocationsCommand } from '../commands/placement-heal-allocations.j
 import { sandboxCreateCommand } from '../commands/sandbox-create.js';
 import { undoCommand } from '../commands/undo.js';
 import { makeCompletionCommand } from '../commands/completion.js';
-import type { CommandSpec } from './spec.js';
+import type { CommandSpec } from '../cli/spec.js';
 
 export const COMMANDS: readonly CommandSpec[] = [
   discoverHostsCommand,

@@ -1,8 +1,8 @@
 // What `sandbox create` prints: what was built, the scenario's story, and the
 // commands to try next, each spelled out with the sandbox's --config-file.
-import type { JsonDocument } from '../cli/json-contract.js';
-import { wrap } from '../cli/help.js';
-import type { SandboxInfo } from './create-sandbox.js';
+import type { JsonDocument } from './json-contract.js';
+import { wrap } from './help.js';
+import type { SandboxInfo } from '../sandbox/create-sandbox.js';
 import { shellWord } from '../domain/text-and-maps.js';
 
 const DEFAULT_NEXT = ['cell_v2 list_cells', 'cell_v2 discover_hosts --verbose', 'cell_v2 list_hosts'];
