@@ -2,10 +2,8 @@
 import type { CommandSpec } from '../cli/spec.js';
 import { planOrphanCleanup } from '../domain/orphan-nodes.js';
 import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
-import { readSnapshot } from '../operations/read-snapshot.js';
 import { resolveScope, type ScopeArguments } from '../operations/scope.js';
-import type { IronicOrigin } from '../domain/model.js';
-import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
+import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 import { scopeArguments } from './scope-arguments.js';
 
@@ -49,20 +47,16 @@ export const cleanupOrphansCommand: CommandSpec<CleanupOrphansOptions> = {
     const scope = scopeArguments(raw);
     return { ironic, scope, run: parsePlanRun(raw) };
   },
-  async run(ctx, { ironic: ironicOptions, scope, run }) {
-    const ironic = await readIronicOptions(ctx, ironicOptions);
-    let origin: IronicOrigin | undefined;
+  async run(ctx, { ironic, scope, run }) {
+    const reader = ironicSnapshotReader(ctx, await readIronicOptions(ctx, ironic));
     return runPlanCommand(
       ctx,
       run,
       async (d) => {
-        const snapshot = await readSnapshot(d, { placement: true, ...(ironic === undefined ? {} : { ironic }) });
-        origin = snapshot.ironicOrigin;
-        const line = describeIronicOrigin(origin);
-        if (line !== undefined) ctx.stderr.write(line + '\n');
+        const snapshot = await reader.read(d);
         return planOrphanCleanup(snapshot, resolveScope(snapshot, scope));
       },
-      { jsonExtras: () => ironicOriginJson(origin) },
+      { jsonExtras: reader.jsonExtras },
     );
   },
 };

@@ -4,12 +4,10 @@ import type { CommandSpec } from '../cli/spec.js';
 import { parseHostList } from '../cli/argument-lists.js';
 import { planRebalance, type RingMembers } from '../domain/rebalance/index.js';
 import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
-import { readSnapshot } from '../operations/read-snapshot.js';
 import { resolveScope, type ScopeArguments } from '../operations/scope.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 import { scopeArguments } from './scope-arguments.js';
-import type { IronicOrigin } from '../domain/model.js';
-import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
+import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
 
 interface RebalanceOptions {
   readonly scope: ScopeArguments;
@@ -86,13 +84,9 @@ export const rebalanceCommand: CommandSpec<RebalanceOptions> = {
           ? undefined
           : { hosts: configured, source: '[nova_reconcile] ironic_ring_members' };
     // Read before any database is opened: an Ironic that fails leaves nothing behind.
-    const ironic = await readIronicOptions(ctx, o.ironic);
-    let origin: IronicOrigin | undefined;
+    const reader = ironicSnapshotReader(ctx, await readIronicOptions(ctx, o.ironic));
     return runPlanCommand(ctx, run, async (d) => {
-      const snapshot = await readSnapshot(d, { placement: true, ...(ironic === undefined ? {} : { ironic }) });
-      origin = snapshot.ironicOrigin;
-      const line = describeIronicOrigin(origin);
-      if (line !== undefined) ctx.stderr.write(line + '\n');
+      const snapshot = await reader.read(d);
       const { cellUuid, host, nodes } = resolveScope(snapshot, scope);
       const options = {
         includeDown: o.includeDown,
@@ -102,6 +96,6 @@ export const rebalanceCommand: CommandSpec<RebalanceOptions> = {
         ...(ringMembers === undefined ? {} : { ringMembers }),
       };
       return planRebalance(snapshot, options);
-    }, { jsonExtras: () => ironicOriginJson(origin) });
+    }, { jsonExtras: reader.jsonExtras });
   },
 };

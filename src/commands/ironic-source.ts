@@ -5,9 +5,10 @@
 // ironic truth at all.
 import { stringOption } from '../cli/options.js';
 import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js';
-import type { IronicOrigin } from '../domain/model.js';
+import type { IronicOrigin, Snapshot } from '../domain/model.js';
+import type { Deployment } from '../operations/deployment.js';
 import { ReconcileError } from '../errors.js';
-import { readIronicTruth, type IronicSource } from '../operations/read-snapshot.js';
+import { readIronicTruth, readSnapshot, type IronicSource } from '../operations/read-snapshot.js';
 
 export const IRONIC_NODES_OPTION: OptionSpec = {
   flags: '--ironic-nodes <file>',
@@ -79,4 +80,23 @@ export function describeIronicOrigin(origin: IronicOrigin | undefined): string |
 /** For JSON documents: {kind, location, nodes}. */
 export function ironicOriginJson(origin: IronicOrigin | undefined): object {
   return origin === undefined ? {} : { ironic_source: { kind: origin.kind, location: origin.location, nodes: origin.nodes } };
+}
+
+/**
+ * A plan command's read with ironic truth: the snapshot (placement included)
+ * with the node list `run` has already read; an API list is named on stderr
+ * (describeIronicOrigin) and its origin goes into the JSON document.
+ */
+export function ironicSnapshotReader(ctx: CommandContext, ironic: IronicSource | undefined): { read(d: Deployment): Promise<Snapshot>; jsonExtras(): object } {
+  let origin: IronicOrigin | undefined;
+  return {
+    async read(d) {
+      const snapshot = await readSnapshot(d, { placement: true, ...(ironic === undefined ? {} : { ironic }) });
+      origin = snapshot.ironicOrigin;
+      const line = describeIronicOrigin(origin);
+      if (line !== undefined) ctx.stderr.write(line + '\n');
+      return snapshot;
+    },
+    jsonExtras: () => ironicOriginJson(origin),
+  };
 }

@@ -17,22 +17,18 @@ import { utcNowString } from '../db/time.js';
 import { HEAL_EXIT, planHealAllocations, type HealEnd, type HealInstanceRec, type HealPlan, type HealStep } from '../domain/heal-allocations.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock } from './apply-plan.js';
-import { JOURNAL_FORMAT, defaultJournalPath, openJournal } from './journal.js';
+import { JOURNAL_FORMAT, defaultJournalPath, openJournal, type JournalSettings } from './journal.js';
 import { readSnapshot } from './read-snapshot.js';
 
 export const HEAL_COMMAND = 'placement heal_allocations';
 
-export interface HealRunOptions {
+export interface HealRunOptions extends JournalSettings {
   readonly instanceUuid: string | undefined;
   readonly cellUuid: string | undefined;
   /** --max-count as given (nova parses it with int()). */
   readonly maxCount: string | undefined;
   readonly dryRun: boolean;
   readonly force: boolean;
-  readonly journalPath: string | undefined;
-  readonly journalDir: string;
-  readonly lockTimeout: number;
-  readonly onJournal?: (path: string) => void;
 }
 
 export type HealStepOutcome =

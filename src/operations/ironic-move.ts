@@ -22,17 +22,12 @@ import type { Change } from '../domain/plan.js';
 import { planNodeMoves, type NodeMoveOptions, type NodeMovePlan } from '../domain/node-move.js';
 import { ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock, type ApplyResult } from './apply-plan.js';
-import { defaultJournalPath, openJournal, type JournalWriter } from './journal.js';
+import { defaultJournalPath, openJournal, type JournalSettings, type JournalWriter } from './journal.js';
 import { readSnapshot } from './read-snapshot.js';
 
 export const IRONIC_MOVE = 'db ironic_compute_node_move';
 
-export interface IronicMoveOptions {
-  readonly journalPath: string | undefined;
-  readonly journalDir: string;
-  readonly lockTimeout: number;
-  readonly onJournal?: (path: string) => void;
-}
+export type IronicMoveOptions = JournalSettings;
 
 export interface IronicMoveResult {
   readonly nodeUuid: string;

@@ -12,6 +12,16 @@ import { describeFileError, makeDirectories, readTextFile } from '../files.js';
 
 const fsyncAsync = promisify(fsync);
 
+/** Where an applying command journals and how long it waits for the apply lock ([nova_reconcile] journal_dir, lock_timeout). */
+export interface JournalSettings {
+  /** --journal, or undefined for a timestamped file in journalDir. */
+  readonly journalPath: string | undefined;
+  readonly journalDir: string;
+  readonly lockTimeout: number;
+  /** Called once the journal exists, so its path reaches stderr before the first write. */
+  readonly onJournal?: (path: string) => void;
+}
+
 export const JOURNAL_FORMAT = 'nova-reconcile-journal/1';
 
 /** A journal of 30,000 changed rows with before- and after-images is about 150 MB. */

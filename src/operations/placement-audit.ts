@@ -16,20 +16,15 @@ import { utcNowString } from '../db/time.js';
 import { auditPlacementAllocations, orphansOf, type AuditedProvider, type OrphanedConsumer, type PlacementAuditReport } from '../domain/placement-audit.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock } from './apply-plan.js';
-import { JOURNAL_FORMAT, defaultJournalPath, openJournal, type JournalWriter } from './journal.js';
+import { JOURNAL_FORMAT, defaultJournalPath, openJournal, type JournalSettings, type JournalWriter } from './journal.js';
 import { readSnapshot } from './read-snapshot.js';
 
 export const PLACEMENT_AUDIT_COMMAND = 'placement audit';
 
-export interface PlacementAuditRunOptions {
+export interface PlacementAuditRunOptions extends JournalSettings {
   readonly providerUuid: string | undefined;
   readonly allResourceClasses: boolean;
   readonly delete: boolean;
-  readonly journalPath: string | undefined;
-  readonly journalDir: string;
-  readonly lockTimeout: number;
-  /** Called once the journal exists, before the first delete. */
-  readonly onJournal?: (path: string) => void;
 }
 
 export type OrphanOutcome =

@@ -4,7 +4,7 @@
 // caller's transaction, re-read every row they depend on under lock, and
 // return before/after images for the journal (undo is generic over them).
 import type { Knex } from 'knex';
-import { checkCapacity } from '../../domain/capacity.js';
+import { checkCapacity, type InventoryLimits } from '../../domain/capacity.js';
 import type { AllocationPart, Change } from '../../domain/plan.js';
 import type { Dialect } from '../connect.js';
 import { CasConflict, normaliseRow, selectForUpdate, type Row, type RowImage } from '../row-images.js';
@@ -78,7 +78,7 @@ async function checkTargetCapacity(trx: Knex.Transaction, dialect: Dialect, expe
       .andWhereNot('consumer_id', expect.consumerUuid)
       .first();
     const usedByOthers = Number((others as { used?: unknown } | undefined)?.used ?? 0);
-    const verdict = checkCapacity(inv === undefined ? undefined : limits(inv), {
+    const verdict = checkCapacity(inv === undefined ? undefined : inventoryLimits(inv), {
       resourceClass: name,
       providerUuid: expect.toProviderUuid,
       amount,
@@ -124,7 +124,8 @@ async function readRow(trx: Knex.Transaction, table: string, id: number): Promis
   return row ?? null;
 }
 
-function limits(row: Row): { total: number; reserved: number; minUnit: number; maxUnit: number; stepSize: number; allocationRatio: number } {
+/** An inventories row's capacity columns, as checkCapacity (domain/capacity.ts) takes them. */
+export function inventoryLimits(row: Row): InventoryLimits {
   return {
     total: Number(row['total']),
     reserved: Number(row['reserved']),

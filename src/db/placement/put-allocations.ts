@@ -13,6 +13,7 @@ import { checkCapacity } from '../../domain/capacity.js';
 import type { Change } from '../../domain/plan.js';
 import type { Dialect } from '../connect.js';
 import { CasConflict, normaliseRow, selectForUpdate, updatedImage, type Row, type RowImage } from '../row-images.js';
+import { inventoryLimits } from './move-allocations.js';
 
 export type PutAllocationsExpect = Omit<Extract<Change, { kind: 'put-allocations' }>, 'kind' | 'target'>;
 
@@ -98,16 +99,7 @@ async function checkCapacities(trx: Knex.Transaction, dialect: Dialect, expect: 
       .andWhereNot('consumer_id', expect.consumerUuid)
       .first();
     const verdict = checkCapacity(
-      inv === undefined
-        ? undefined
-        : {
-            total: Number(inv['total']),
-            reserved: Number(inv['reserved']),
-            minUnit: Number(inv['min_unit']),
-            maxUnit: Number(inv['max_unit']),
-            stepSize: Number(inv['step_size']),
-            allocationRatio: Number(inv['allocation_ratio']),
-          },
+      inv === undefined ? undefined : inventoryLimits(inv),
       {
         resourceClass: s.name,
         providerUuid: s.providerUuid,
