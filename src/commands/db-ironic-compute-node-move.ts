@@ -3,7 +3,7 @@ import { stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { ReconcileError } from '../errors.js';
 import { ironicComputeNodeMove } from '../operations/ironic-move.js';
-import { printJson, useDeployment } from './deployment.js';
+import { journalSettings, printJson, useDeployment } from './deployment.js';
 
 interface IronicComputeNodeMoveOptions {
   readonly node: string;
@@ -48,15 +48,7 @@ export const ironicComputeNodeMoveCommand: CommandSpec<IronicComputeNodeMoveOpti
     return { node, dest, journal: stringOption(raw, 'journal'), json: stringOption(raw, 'format') === 'json' };
   },
   async run(ctx, { node, dest, journal, json }) {
-    const settings = ctx.loadConfig().reconcile;
-    const result = await useDeployment(ctx, (d) =>
-      ironicComputeNodeMove(d, node, dest, {
-        journalPath: journal,
-        journalDir: settings.journalDir,
-        lockTimeout: settings.lockTimeout,
-        onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
-      }),
-    );
+    const result = await useDeployment(ctx, (d) => ironicComputeNodeMove(d, node, dest, journalSettings(ctx, journal)));
     ctx.log?.info(`moved ironic compute node ${result.nodeUuid} from host ${result.fromHost} to ${result.toHost}${result.instanceUuid === null || result.instanceUuid === undefined ? '' : ` with instance ${result.instanceUuid}`} (journal ${result.journalPath})`);
     if (json) printJson(ctx, { changed: true, moved: true, node_uuid: result.nodeUuid, from_host: result.fromHost, to_host: result.toHost, instance_uuid: result.instanceUuid, journal: result.journalPath });
     return 0;

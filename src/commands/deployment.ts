@@ -3,6 +3,7 @@ import type { JsonDocument } from '../cli/json-contract.js';
 import { jsonDocument } from '../cli/json-contract.js';
 import type { CommandContext } from '../cli/spec.js';
 import { openDeployment, type Deployment } from '../operations/deployment.js';
+import type { JournalSettings } from '../operations/journal.js';
 
 export async function useDeployment<T>(ctx: CommandContext, fn: (d: Deployment) => Promise<T>): Promise<T> {
   return openDeployment(ctx.loadConfig(), fn);
@@ -15,4 +16,14 @@ export async function useDeployment<T>(ctx: CommandContext, fn: (d: Deployment) 
  */
 export function printJson(ctx: CommandContext, doc: JsonDocument): void {
   ctx.stdout.write(JSON.stringify(jsonDocument(doc), null, 2) + '\n');
+}
+
+/**
+ * Where an applying command journals (--journal, else [nova_reconcile]
+ * journal_dir) and how long it waits for the apply lock; the journal's path
+ * goes to stderr as soon as the file exists, before the first write.
+ */
+export function journalSettings(ctx: CommandContext, journalPath: string | undefined): JournalSettings {
+  const { journalDir, lockTimeout } = ctx.loadConfig().reconcile;
+  return { journalPath, journalDir, lockTimeout, onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`) };
 }

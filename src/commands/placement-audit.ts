@@ -4,7 +4,7 @@ import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { NOVA_RESOURCE_CLASSES } from '../domain/placement-audit.js';
 import { runPlacementAudit } from '../operations/placement-audit.js';
-import { printJson, useDeployment } from './deployment.js';
+import { journalSettings, printJson, useDeployment } from './deployment.js';
 
 interface PlacementAuditOptions {
   readonly verbose: boolean;
@@ -74,16 +74,12 @@ export const placementAuditCommand: CommandSpec<PlacementAuditOptions> = {
     };
   },
   async run(ctx, o) {
-    const settings = ctx.loadConfig().reconcile;
     const result = await useDeployment(ctx, (d) =>
       runPlacementAudit(d, {
         providerUuid: o.providerUuid,
         allResourceClasses: o.allResourceClasses,
         delete: o.delete,
-        journalPath: o.journal,
-        journalDir: settings.journalDir,
-        lockTimeout: settings.lockTimeout,
-        onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
+        ...journalSettings(ctx, o.journal),
       }),
     );
     for (const line of renderPlacementAuditFailures(result)) ctx.stderr.write(line + '\n');

@@ -3,7 +3,7 @@ import { renderHealJson, renderHealLines, renderHealNotes } from '../cli/render-
 import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { runHealAllocations } from '../operations/heal-allocations.js';
-import { printJson, useDeployment } from './deployment.js';
+import { journalSettings, printJson, useDeployment } from './deployment.js';
 
 interface HealAllocationsOptions {
   readonly instanceUuid: string | undefined;
@@ -95,7 +95,6 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
     };
   },
   async run(ctx, o) {
-    const settings = ctx.loadConfig().reconcile;
     const result = await useDeployment(ctx, (d) =>
       runHealAllocations(d, {
         instanceUuid: o.instanceUuid,
@@ -103,10 +102,7 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
         maxCount: o.maxCount,
         dryRun: o.dryRun,
         force: o.force,
-        journalPath: o.journal,
-        journalDir: settings.journalDir,
-        lockTimeout: settings.lockTimeout,
-        onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`),
+        ...journalSettings(ctx, o.journal),
       }),
     );
     for (const line of renderHealNotes(result)) ctx.stderr.write(line + '\n');
