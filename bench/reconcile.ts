@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection, type Connection } from 'mysql2/promise';
 import { generateCloud, type CloudOptions, type CloudResult } from '../src/sandbox/scale-cloud.js';
-import { formatRatio, formatSeconds, markdownTable, median, type NovaFigure } from './report.js';
+import { formatRatio, formatSeconds, markdownTable, median, type GrowthPoint, type NovaFigure } from './report.js';
 import { NOVA_MANAGE_MAIN, novaStderrWithoutWarning, runTimed, runWithStats, type NovaInstall } from './processes.js';
 import { createScratchDeployment, type ScratchDeployment, type Server } from './scratch-deployment.js';
 
@@ -283,9 +283,16 @@ export const RECONCILE_TARGETS = {
   healSeconds: 5,
   healRssMb: 300,
   rebalanceSeconds: 3,
+  /** Issue 20: an undo takes at most this many times its apply. */
+  maxUndoFactor: 1.2,
+  /** Issue 20: seconds of a cleanup_orphans --apply of 1,000 units. */
+  cleanupApplySeconds: 2,
+  /** Issue 20: the audit at 100,000 hosts, seconds; and its RSS against 30,000 hosts. */
+  auditSecondsAt100k: 8,
+  maxRssGrowth30kTo100k: 1.3,
 } as const;
 
-function checkReconcileTargets(rows: readonly ReconcileRow[]): ReconcileTarget[] {
+export function checkReconcileTargets(rows: readonly ReconcileRow[]): ReconcileTarget[] {
   const out: ReconcileTarget[] = [];
   const at30k = (command: string): ReconcileRow | undefined => rows.find((r) => r.size === '30,000 hosts' && r.command === command);
   const audit = at30k('audit');
@@ -309,6 +316,7 @@ function checkReconcileTargets(rows: readonly ReconcileRow[]): ReconcileTarget[]
     const mb = heal.peakRssKb / 1024;
     out.push({ what: `placement heal_allocations --dry-run, 30,000 hosts: ≤ ${RECONCILE_TARGETS.healRssMb} MB RSS`, value: `${mb.toFixed(1)} MB`, met: mb <= RECONCILE_TARGETS.healRssMb, note: '' });
   }
+  out.push(...checkIssue20Targets(rows));
   const rebalance = rows.find((r) => r.command.startsWith('compute_node rebalance --apply'));
   if (rebalance !== undefined) {
     out.push({
@@ -319,6 +327,49 @@ function checkReconcileTargets(rows: readonly ReconcileRow[]): ReconcileTarget[]
     });
   }
   return out;
+}
+
+/** Issue 20's targets: undo against its apply, a 1,000-unit cleanup, the audit at 100,000 hosts. */
+function checkIssue20Targets(rows: readonly ReconcileRow[]): ReconcileTarget[] {
+  const out: ReconcileTarget[] = [];
+  rows.forEach((undo, i) => {
+    const apply = rows[i - 1];
+    if (undo.command !== 'undo of that journal' || apply === undefined) return;
+    const factor = undo.ours / apply.ours;
+    out.push({
+      what: `undo of ${apply.command}, ${undo.size}: ≤ ${RECONCILE_TARGETS.maxUndoFactor}× the apply`,
+      value: formatRatio(factor),
+      met: factor <= RECONCILE_TARGETS.maxUndoFactor,
+      note: factor <= RECONCILE_TARGETS.maxUndoFactor ? '' : `${formatSeconds(undo.ours)} s against ${formatSeconds(apply.ours)} s: undo restores one change at a time, the apply runs ${'[nova_reconcile] apply_concurrency'} units side by side`,
+    });
+  });
+  for (const r of rows) {
+    const units = /^compute_node cleanup_orphans --apply \(([\d,]+) units\)$/.exec(r.command);
+    if (units === null || Number((units[1] ?? '').replace(/,/g, '')) < 1000) continue;
+    out.push({ what: `${r.command}, ${r.size}: ≤ ${RECONCILE_TARGETS.cleanupApplySeconds} s`, value: `${formatSeconds(r.ours)} s`, met: r.ours <= RECONCILE_TARGETS.cleanupApplySeconds, note: `${r.roundTrips} round trips` });
+  }
+  const audit = (size: string): ReconcileRow | undefined => rows.find((r) => r.size === size && r.command === 'audit');
+  const at100k = audit('100,000 hosts');
+  if (at100k !== undefined) {
+    const mb = at100k.peakRssKb / 1024;
+    out.push({ what: `audit, 100,000 hosts: ≤ ${RECONCILE_TARGETS.auditSecondsAt100k} s`, value: `${formatSeconds(at100k.ours)} s`, met: at100k.ours <= RECONCILE_TARGETS.auditSecondsAt100k, note: '' });
+    out.push({ what: `audit, 100,000 hosts: ≤ ${RECONCILE_TARGETS.auditRssMb} MB RSS`, value: `${mb.toFixed(1)} MB`, met: mb <= RECONCILE_TARGETS.auditRssMb, note: 'the planners hold a whole snapshot (bench/README.md, "Memory")' });
+    const at30k = audit('30,000 hosts');
+    if (at30k !== undefined) {
+      const growth = at100k.peakRssKb / at30k.peakRssKb;
+      out.push({ what: `audit: RSS at 100,000 hosts ≤ ${RECONCILE_TARGETS.maxRssGrowth30kTo100k}× RSS at 30,000`, value: formatRatio(growth), met: growth <= RECONCILE_TARGETS.maxRssGrowth30kTo100k, note: `${(at30k.peakRssKb / 1024).toFixed(1)} MB → ${mb.toFixed(1)} MB` });
+    }
+  }
+  return out;
+}
+
+/** The reconciliation rows as growth points: an apply without its unit count, an undo named by its apply. */
+export function reconcileGrowth(rows: readonly ReconcileRow[]): GrowthPoint[] {
+  return rows.map((r, i) => {
+    const previous = rows[i - 1];
+    const command = r.command === 'undo of that journal' && previous !== undefined ? `undo of ${previous.command}` : r.command;
+    return { size: r.size, scale: Number((/^[\d,]+/.exec(r.size)?.[0] ?? '0').replace(/,/g, '')), command: command.replace(/ \([\d,]+ units\)/, ''), roundTrips: r.roundTrips, peakRssKb: r.peakRssKb };
+  });
 }
 
 export function renderReconcileTables(section: ReconcileSection): string {

@@ -38,6 +38,8 @@ export interface SizeResult {
   readonly setupSeconds: { readonly migrate: number; readonly generate: number };
   /** Median seconds of `nova-reconcile --version`: the process start every run pays. */
   readonly startupSeconds: number;
+  /** Median seconds of a bare `node -e 0`: the part of that start no code of ours can cut. */
+  readonly nodeStartSeconds: number;
 }
 
 /**
@@ -63,6 +65,14 @@ export const TARGETS = {
   maxFloorFactor: 2.5,
   /** Seconds, no-op re-runs of both paths. */
   maxNoopSeconds: 0.5,
+  /** Issue 20: seconds, no-op re-runs of both paths at 30,000 hosts and more. */
+  maxNoopSecondsAt30k: 0.35,
+  /** Issue 20: seconds of `--version` (process start). */
+  maxStartupSeconds: 0.1,
+  /** Issue 20: nova-manage measured in the same run / ours, first runs at 1,000 hosts. */
+  minMeasuredSpeedupAt1k: 50,
+  /** Issue 20: ours / (floor + bare node start), node path first run at 30,000 hosts. */
+  maxStartedFloorFactorAt30k: 2,
 } as const;
 
 export interface TargetCheck {
@@ -102,6 +112,7 @@ export function checkTargets(size: SizeResult): TargetCheck[] {
       note: `ours includes process start (${formatSeconds(size.startupSeconds)} s for --version); the floor does not`,
     });
   }
+  checks.push(...checkIssue20Targets(size));
   for (const key of ['node-noop', 'service-noop'] as const) {
     const r = find(size, key);
     if (r === undefined) continue;
@@ -117,6 +128,102 @@ export function checkTargets(size: SizeResult): TargetCheck[] {
     });
   }
   return checks;
+}
+
+/** The targets issue 20 adds for discover_hosts and process start. */
+function checkIssue20Targets(size: SizeResult): TargetCheck[] {
+  const label = sizeLabel(size);
+  const checks: TargetCheck[] = [];
+  const started = `bare \`node -e 0\` ${formatSeconds(size.nodeStartSeconds)} s`;
+  checks.push({
+    size: label,
+    what: `process start (\`--version\`): ≤ ${TARGETS.maxStartupSeconds} s`,
+    value: `${formatSeconds(size.startupSeconds)} s`,
+    met: size.startupSeconds <= TARGETS.maxStartupSeconds,
+    note: size.startupSeconds <= TARGETS.maxStartupSeconds ? started : `${started} of it; the rest is loading the bundle and its packages (commander, chalk)`,
+  });
+  if (size.hostsPerCell === 1000 && size.cells === 1) {
+    for (const key of ['node-first', 'service-first'] as const) {
+      const r = find(size, key);
+      if (r === undefined || r.nova.kind !== 'measured') continue;
+      const ratio = r.nova.seconds / r.ours;
+      checks.push({
+        size: label,
+        what: `${commandLabel(key)}: ≥ ${TARGETS.minMeasuredSpeedupAt1k}× nova-manage measured in this run`,
+        value: formatRatio(ratio),
+        met: ratio >= TARGETS.minMeasuredSpeedupAt1k,
+        note: `${TARGETS.minMeasuredSpeedupAt1k}× needs ≤ ${formatSeconds(r.nova.seconds / TARGETS.minMeasuredSpeedupAt1k)} s; process start ${formatSeconds(size.startupSeconds)} s, the work ${formatSeconds(median(r.oursInProcessMs) / 1000)} s`,
+      });
+    }
+  }
+  if (size.hostsPerCell * size.cells >= 30000) {
+    const node = find(size, 'node-first');
+    if (node?.floor !== undefined) {
+      const bound = node.floor + size.nodeStartSeconds;
+      const factor = node.ours / bound;
+      checks.push({
+        size: label,
+        what: `${commandLabel('node-first')}: ≤ ${TARGETS.maxStartedFloorFactorAt30k}× (the floor + bare node start)`,
+        value: formatRatio(factor),
+        met: factor <= TARGETS.maxStartedFloorFactorAt30k,
+        note: `floor ${formatSeconds(node.floor)} s + node start ${formatSeconds(size.nodeStartSeconds)} s`,
+      });
+    }
+    for (const key of ['node-noop', 'service-noop'] as const) {
+      const r = find(size, key);
+      if (r === undefined) continue;
+      const met = r.ours <= TARGETS.maxNoopSecondsAt30k;
+      checks.push({
+        size: label,
+        what: `${commandLabel(key)}: ≤ ${TARGETS.maxNoopSecondsAt30k} s`,
+        value: `${formatSeconds(r.ours)} s`,
+        met,
+        note: met ? '' : `process start ${formatSeconds(size.startupSeconds)} s + ${formatSeconds(median(r.oursInProcessMs) / 1000)} s of work (every live node and every host mapping is read for the bug 2085135 check), ${r.roundTrips} round trips`,
+      });
+    }
+  }
+  return checks;
+}
+
+/** One measurement for the growth table: what a command cost at one size. */
+export interface GrowthPoint {
+  readonly size: string;
+  /** Hosts (or ironic nodes) of the size, for ordering and ratios. */
+  readonly scale: number;
+  readonly command: string;
+  readonly roundTrips: number;
+  readonly peakRssKb: number;
+}
+
+/**
+ * Round trips and peak RSS against size, one row per command, so the growth
+ * of each can be read off: the last columns are the largest size's figures
+ * over the smallest's, against the growth of the cloud itself.
+ */
+export function renderGrowthTable(points: readonly GrowthPoint[]): string {
+  const sizes = [...new Map(points.map((p) => [p.size, p.scale])).entries()].sort((a, b) => a[1] - b[1]);
+  const commands = [...new Set(points.map((p) => p.command))];
+  const header = ['command', ...sizes.map(([s]) => `${s}: round trips / RSS (MB)`), 'cloud ×', 'round trips ×', 'RSS ×'];
+  const rows = commands.map((command) => {
+    const mine = sizes.map(([s]) => points.find((p) => p.command === command && p.size === s));
+    const present = mine.flatMap((p) => (p === undefined ? [] : [p]));
+    const first = present[0];
+    const last = present[present.length - 1];
+    const ratio = (a: number, b: number): string => (present.length < 2 ? '–' : formatRatio(b / a));
+    return [
+      command,
+      ...mine.map((p) => (p === undefined ? '–' : `${p.roundTrips} / ${(p.peakRssKb / 1024).toFixed(1)}`)),
+      first === undefined || last === undefined ? '–' : ratio(first.scale, last.scale),
+      first === undefined || last === undefined ? '–' : ratio(first.roundTrips, last.roundTrips),
+      first === undefined || last === undefined ? '–' : ratio(first.peakRssKb, last.peakRssKb),
+    ];
+  });
+  return markdownTable(header, rows, [false, ...sizes.map(() => true), true, true, true]);
+}
+
+/** The discover_hosts results as growth points. */
+export function discoverGrowth(sizes: readonly SizeResult[]): GrowthPoint[] {
+  return sizes.flatMap((s) => s.results.map((r) => ({ size: sizeLabel(s), scale: s.hostsPerCell * s.cells * s.nodesPerHost, command: commandLabel(r.key), roundTrips: r.roundTrips, peakRssKb: r.peakRssKb })));
 }
 
 export interface ReportContext {
@@ -160,7 +267,7 @@ export function renderTargetsTable(sizes: readonly SizeResult[]): string {
 export function renderReport(ctx: ReportContext, sizes: readonly SizeResult[]): string {
   const setup = sizes.flatMap((s) => [
     `- ${sizeLabel(s)}: schema migration ${formatSeconds(s.setupSeconds.migrate)} s, data generation ${formatSeconds(s.setupSeconds.generate)} s, ` +
-      `nova-reconcile process start (\`--version\`) ${formatSeconds(s.startupSeconds)} s.`,
+      `nova-reconcile process start (\`--version\`) ${formatSeconds(s.startupSeconds)} s, bare \`node -e 0\` ${formatSeconds(s.nodeStartSeconds)} s.`,
     ...s.results.map(
       (r) =>
         `  - ${commandLabel(r.key)}: ours ${r.oursRuns.map(formatSeconds).join(' / ')} s ` +

@@ -14,10 +14,12 @@ import { findNovaManage, NOVA_MANAGE_MAIN, novaStderrWithoutWarning, runTimed, r
 import {
   COMMANDS,
   commandLabel,
+  discoverGrowth,
   formatSeconds,
   median,
   novaReference,
   renderReport,
+  renderGrowthTable,
   renderResultsTable,
   renderTargetsTable,
   sizeLabel,
@@ -26,7 +28,7 @@ import {
   type NovaFigure,
   type SizeResult,
 } from './report.js';
-import { benchmarkReconcile, renderReconcileSection, renderReconcileTables, type ReconcileSection } from './reconcile.js';
+import { benchmarkReconcile, reconcileGrowth, renderReconcileSection, renderReconcileTables, type ReconcileSection } from './reconcile.js';
 import {
   createScratchDeployment,
   dropDatabases,
@@ -63,6 +65,7 @@ interface Env {
   readonly server: Server;
   readonly nova: NovaInstall | undefined;
   readonly startupSeconds: number;
+  readonly nodeStartSeconds: number;
   /** Date.now() when the benchmark began: the time budget counts from here. */
   readonly began: number;
   /** The last measured nova-manage time per command, to predict the next size's. */
@@ -111,9 +114,9 @@ async function main(argv: readonly string[]): Promise<number> {
 
   const busy = busyWarning();
   if (busy !== undefined) progress(`WARNING: ${busy}`);
-  const startupSeconds = await measureStartup(Math.max(3, opts.runs));
-  progress(`nova-reconcile process start (--version): ${formatSeconds(startupSeconds)} s`);
-  const env: Env = { opts, server, nova, startupSeconds, began, novaHistory: new Map() };
+  const { startupSeconds, nodeStartSeconds } = await measureStartup(Math.max(5, opts.runs));
+  progress(`nova-reconcile process start (--version): ${formatSeconds(startupSeconds)} s; bare node -e 0: ${formatSeconds(nodeStartSeconds)} s`);
+  const env: Env = { opts, server, nova, startupSeconds, nodeStartSeconds, began, novaHistory: new Map() };
   // In-process and seconds long: the table renderer's time against its rows (issue 18).
   const tableTimings = renderTableTimings(benchTables());
   process.stderr.write(`\n${tableTimings}\n\n`);
@@ -151,6 +154,11 @@ async function main(argv: readonly string[]): Promise<number> {
     notes.push(`${opts.nodesPerHost} compute nodes per host (ironic): nova-manage's node path marks only the first node of a host mapped, so its re-runs re-check the others.`);
   }
 
+  const growthPoints = [...discoverGrowth(sizes), ...(reconcile === undefined ? [] : reconcileGrowth(reconcile.rows))];
+  const growth =
+    growthPoints.length === 0
+      ? undefined
+      : `## Growth: round trips and peak RSS against size\n\nEvery command above, its round trips and peak RSS (from its \`stats:\` line) at each size it ran at; the last columns divide the largest size's figures by the smallest's, beside the growth of the cloud. Round trips that grow with the cloud are batches (1,000 rows a statement) or one transaction per change; RSS that grows with it is a snapshot held whole.\n\n${renderGrowthTable(growthPoints)}`;
   const report = renderReport(
     {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
@@ -161,6 +169,7 @@ async function main(argv: readonly string[]): Promise<number> {
       notes,
       sections: [
         ...(reconcile === undefined ? [] : [renderReconcileSection(reconcile)]),
+        ...(growth === undefined ? [] : [growth]),
         ...(ironic === undefined ? [] : [renderIronicSection(ironic, opts.runs)]),
         ...(galera === undefined ? [] : [renderGaleraSection(galera, opts.runs)]),
         `## Table rendering\n\nThe reconciliation tables (\`compute_node list\`, \`audit\`) rendered in-process, median of 3 runs; the target is 30,000 rows in at most 1 s.\n\n${tableTimings}`, ...(parallelism === undefined ? [] : [parallelism.markdown])],
@@ -265,7 +274,7 @@ async function benchmarkSize(env: Env, hostsPerCell: number): Promise<{ result: 
         floor: floors.get(key),
       };
     });
-    return { result: { ...shape, results, setupSeconds: { migrate, generate }, startupSeconds: env.startupSeconds }, notes };
+    return { result: { ...shape, results, setupSeconds: { migrate, generate }, startupSeconds: env.startupSeconds, nodeStartSeconds: env.nodeStartSeconds }, notes };
   } finally {
     progress(`${label}: dropping scratch databases`);
     await deployment.drop();
@@ -371,14 +380,19 @@ async function measureNova(
   return { runs, skipped: undefined };
 }
 
-async function measureStartup(runs: number): Promise<number> {
-  const seconds: number[] = [];
+/** Medians of `nova-reconcile --version` and of a bare `node -e 0`, taken in turns. */
+async function measureStartup(runs: number): Promise<{ startupSeconds: number; nodeStartSeconds: number }> {
+  const ours: number[] = [];
+  const bare: number[] = [];
   for (let r = 0; r < runs; r += 1) {
     const run = await runTimed(process.execPath, [CLI, '--version'], 60_000);
     if (run.code !== 0) throw new Error(`nova-reconcile --version exited ${run.code}: ${run.stderr.trim()}`);
-    seconds.push(run.seconds);
+    ours.push(run.seconds);
+    const node = await runTimed(process.execPath, ['-e', '0'], 60_000);
+    if (node.code !== 0) throw new Error(`node -e 0 exited ${node.code}`);
+    bare.push(node.seconds);
   }
-  return median(seconds);
+  return { startupSeconds: median(ours), nodeStartSeconds: median(bare) };
 }
 
 function installSignalHandlers(server: Server): void {
