@@ -5,29 +5,43 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Interrupts } from './cli/context.js';
 import { signalExitCode } from './cli/context.js';
-import { runCli } from './dispatch/program.js';
+import { VERSION, VERSION_ARGUMENTS } from './cli/version.js';
 
-const interrupts = gracefulInterrupts();
-
-const code = await runCli(process.argv.slice(2), {
-  stdout: { write: (s) => void process.stdout.write(s) },
-  stderr: { write: (s) => void process.stderr.write(s) },
-  env: process.env,
-  home: process.env['HOME'] ?? homedir(),
-  cwd: process.cwd(),
-  stderrIsTty: process.stderr.isTTY === true,
-  stdoutIsTty: process.stdout.isTTY === true,
-  stdoutColumns: process.stdout.isTTY === true ? process.stdout.columns : undefined,
-  ...(process.stderr.isTTY === true && process.stderr.columns > 0 ? { stderrColumns: process.stderr.columns } : {}),
-  maxRssKb: () => process.resourceUsage().maxRSS,
-  pid: process.pid,
-  selfCommand: selfCommand(),
-  interrupts,
-});
+const argv = process.argv.slice(2);
+// Process start is the floor of every run (issue 20): the version alone is
+// printed before the dispatcher, the commands, commander and chalk are
+// loaded (the bundle keeps them in a chunk of their own). With any other
+// argument beside it, the dispatcher answers, as it always did.
+const code = argv.length === 1 && VERSION_ARGUMENTS.includes(argv[0] ?? '') ? printVersion() : await runCommand(argv);
 // Exit once stdout and stderr have drained (pipes are asynchronous), so no
 // idle handle can keep a cron job alive and no output is cut short.
 process.exitCode = code;
 process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+
+function printVersion(): number {
+  process.stdout.write(`${VERSION}\n`);
+  return 0;
+}
+
+async function runCommand(args: readonly string[]): Promise<number> {
+  const interrupts = gracefulInterrupts();
+  const { runCli } = await import('./dispatch/program.js');
+  return runCli(args, {
+    stdout: { write: (s) => void process.stdout.write(s) },
+    stderr: { write: (s) => void process.stderr.write(s) },
+    env: process.env,
+    home: process.env['HOME'] ?? homedir(),
+    cwd: process.cwd(),
+    stderrIsTty: process.stderr.isTTY === true,
+    stdoutIsTty: process.stdout.isTTY === true,
+    stdoutColumns: process.stdout.isTTY === true ? process.stdout.columns : undefined,
+    ...(process.stderr.isTTY === true && process.stderr.columns > 0 ? { stderrColumns: process.stderr.columns } : {}),
+    maxRssKb: () => process.resourceUsage().maxRSS,
+    pid: process.pid,
+    selfCommand: selfCommand(),
+    interrupts,
+  });
+}
 
 /**
  * SIGINT and SIGTERM end the process at once (128 + the signal's number, as

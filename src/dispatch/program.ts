@@ -15,7 +15,7 @@ import { renderCommandHelpFooter, renderTopLevelHelp } from '../cli/help.js';
 import { reportError } from '../cli/report-error.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
 import { COMMANDS } from './registry.js';
-import { VERSION } from '../cli/version.js';
+import { VERSION, VERSION_ARGUMENTS } from '../cli/version.js';
 import { renderStats } from '../cli/stats.js';
 import { openOperatorLog, resolveLogTarget, type OperatorLog } from '../cli/oslo-log.js';
 
@@ -43,7 +43,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
       ctx.stdout.write(renderTopLevelHelp(COMMANDS));
       return 0;
     }
-    if (rest[0] === '--version' || rest[0] === '-V' || rest[0] === 'version') {
+    if (VERSION_ARGUMENTS.includes(rest[0] ?? '')) {
       ctx.stdout.write(`${VERSION}\n`);
       return 0;
     }
