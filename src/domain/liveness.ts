@@ -36,6 +36,7 @@ export function isServiceUp(service: ServiceLiveness, now: number, serviceDownTi
   return Math.abs(now - beat) / 1000 <= serviceDownTime;
 }
 
+/** The one state of a service row: forced down wins, then the heartbeat against service_down_time. */
 export type ServiceState = 'up' | 'down' | 'forced-down';
 
 export function serviceState(service: ServiceLiveness, now: number, serviceDownTime: number): ServiceState {
@@ -44,10 +45,8 @@ export function serviceState(service: ServiceLiveness, now: number, serviceDownT
 }
 
 /** A nova-compute service as the rebalance and compute_node move judge it: `gone` when there is no live row. */
-export type ServiceHealth = 'up' | 'down' | 'forced-down' | 'gone';
+export type ServiceHealth = ServiceState | 'gone';
 
 export function serviceHealth(s: Snapshot, svc: ServiceRec | undefined): ServiceHealth {
-  if (svc === undefined) return 'gone';
-  if (svc.forcedDown) return 'forced-down';
-  return isServiceUp(svc, s.takenAt, s.serviceDownTime) ? 'up' : 'down';
+  return svc === undefined ? 'gone' : serviceState(svc, s.takenAt, s.serviceDownTime);
 }
