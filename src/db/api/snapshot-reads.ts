@@ -3,7 +3,7 @@
 // keyset pages, each with the uuid of its cell.
 import type { Knex } from 'knex';
 import type { HostMappingRec } from '../../domain/model.js';
-import { readByKeyset } from '../placement/keyset.js';
+import { readByKeyset } from '../keyset.js';
 
 interface HostMappingRow {
   readonly id: number;

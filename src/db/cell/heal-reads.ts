@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import { parseEmbeddedFlavor } from '../../domain/flavor-resources.js';
 import type { HealInstanceRec } from '../../domain/heal-allocations.js';
-import { readByKeyset } from '../placement/keyset.js';
+import { readByKeyset } from '../keyset.js';
 
 interface Row {
   readonly id: number;

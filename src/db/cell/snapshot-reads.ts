@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import type { ComputeNodeRec, InstanceRec, MigrationRec, ServiceRec } from '../../domain/model.js';
 import { FINAL_MIGRATION_STATES } from '../../domain/model.js';
-import { readByKeyset } from '../placement/keyset.js';
+import { readTable } from '../keyset.js';
 
 type Value = string | number | null;
 
@@ -24,15 +24,10 @@ interface ServiceRow {
 
 /** Every service, soft-deleted ones included, so "service deleted" can be told from "never existed". */
 export async function readServices(db: Knex, cellUuid: string): Promise<ServiceRec[]> {
-  return readByKeyset(
-    async (afterId, limit) =>
-      (await db('services')
-        .select('id', 'uuid', 'host', 'binary', 'disabled', 'forced_down', 'last_seen_up', 'created_at', 'updated_at', 'deleted')
-        .whereNotNull('deleted')
-        .andWhere('id', '>', afterId)
-        .orderBy('id')
-        .limit(limit)) as ServiceRow[],
-    (r) => ({
+  return readTable(
+    db,
+    { table: 'services', columns: ['id', 'uuid', 'host', 'binary', 'disabled', 'forced_down', 'last_seen_up', 'created_at', 'updated_at', 'deleted'], where: (q) => q.whereNotNull('deleted') },
+    (r: ServiceRow) => ({
       cellUuid,
       id: Number(r.id),
       uuid: r.uuid,
@@ -66,15 +61,10 @@ interface ComputeNodeRow {
  * carrying the uuid of a deleted node, and Nova restores such rows by uuid.
  */
 export async function readComputeNodes(db: Knex, cellUuid: string): Promise<ComputeNodeRec[]> {
-  return readByKeyset(
-    async (afterId, limit) =>
-      (await db('compute_nodes')
-        .select('id', 'uuid', 'host', 'hypervisor_hostname', 'hypervisor_type', 'service_id', 'mapped', 'created_at', 'updated_at', 'deleted')
-        .whereNotNull('deleted')
-        .andWhere('id', '>', afterId)
-        .orderBy('id')
-        .limit(limit)) as ComputeNodeRow[],
-    (r) => ({
+  return readTable(
+    db,
+    { table: 'compute_nodes', columns: ['id', 'uuid', 'host', 'hypervisor_hostname', 'hypervisor_type', 'service_id', 'mapped', 'created_at', 'updated_at', 'deleted'], where: (q) => q.whereNotNull('deleted') },
+    (r: ComputeNodeRow) => ({
       cellUuid,
       id: Number(r.id),
       uuid: r.uuid,
@@ -101,15 +91,10 @@ interface InstanceRow {
 
 /** Live instances (any vm_state: a DB-deleted instance is not vm_state 'soft-delete', §8.1). */
 export async function readLiveInstances(db: Knex, cellUuid: string): Promise<InstanceRec[]> {
-  return readByKeyset(
-    async (afterId, limit) =>
-      (await db('instances')
-        .select('id', 'uuid', 'host', 'node', 'vm_state', 'task_state')
-        .where('deleted', 0)
-        .andWhere('id', '>', afterId)
-        .orderBy('id')
-        .limit(limit)) as InstanceRow[],
-    (r) => ({ cellUuid, id: Number(r.id), uuid: r.uuid, host: r.host, node: r.node, vmState: r.vm_state, taskState: r.task_state }),
+  return readTable(
+    db,
+    { table: 'instances', columns: ['id', 'uuid', 'host', 'node', 'vm_state', 'task_state'], where: (q) => q.where('deleted', 0) },
+    (r: InstanceRow) => ({ cellUuid, id: Number(r.id), uuid: r.uuid, host: r.host, node: r.node, vmState: r.vm_state, taskState: r.task_state }),
   );
 }
 
@@ -130,16 +115,14 @@ interface MigrationRow {
  * them (§3.1). NOT IN drops a NULL status, as it does in nova's query.
  */
 export async function readActiveMigrations(db: Knex, cellUuid: string): Promise<MigrationRec[]> {
-  return readByKeyset(
-    async (afterId, limit) =>
-      (await db('migrations')
-        .select('id', 'uuid', 'instance_uuid', 'source_compute', 'dest_compute', 'source_node', 'dest_node', 'status', 'migration_type')
-        .where('deleted', 0)
-        .whereNotIn('status', [...FINAL_MIGRATION_STATES])
-        .andWhere('id', '>', afterId)
-        .orderBy('id')
-        .limit(limit)) as MigrationRow[],
-    (r) => ({
+  return readTable(
+    db,
+    {
+      table: 'migrations',
+      columns: ['id', 'uuid', 'instance_uuid', 'source_compute', 'dest_compute', 'source_node', 'dest_node', 'status', 'migration_type'],
+      where: (q) => q.where('deleted', 0).whereNotIn('status', [...FINAL_MIGRATION_STATES]),
+    },
+    (r: MigrationRow) => ({
       cellUuid,
       id: Number(r.id),
       uuid: r.uuid,

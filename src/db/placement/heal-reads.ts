@@ -2,7 +2,7 @@
 // snapshot: resource class ids by name, and the Keystone ids of projects and
 // users (a consumer stores their internal ids).
 import type { Knex } from 'knex';
-import { readByKeyset } from './keyset.js';
+import { readByKeyset } from '../keyset.js';
 
 export async function readResourceClassIds(db: Knex): Promise<Map<string, number>> {
   const rows = (await db('resource_classes').select('id', 'name')) as Array<{ id: number; name: string }>;

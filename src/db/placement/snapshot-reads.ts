@@ -5,7 +5,8 @@
 // counts are read per page of providers, by id range, never per provider.
 import type { Knex } from 'knex';
 import type { AllocationRec, ConsumerRec, InventoryRec, PlacementSnapshot, ProviderRec } from '../../domain/model.js';
-import { KEYSET_BATCH, readByKeyset } from './keyset.js';
+import { KEYSET_BATCH, readTable } from '../keyset.js';
+import { pushTo } from '../../domain/text-and-maps.js';
 
 type Value = string | number | null;
 
@@ -60,9 +61,7 @@ async function readProviders(db: Knex, traitNames: ReadonlyMap<number, string>):
       .orderBy(['resource_provider_id', 'trait_id'])) as Array<{ resource_provider_id: number; trait_id: number }>;
     for (const t of traitRows) {
       const id = Number(t.resource_provider_id);
-      const list = traits.get(id) ?? [];
-      list.push(traitNames.get(Number(t.trait_id)) ?? `#${t.trait_id}`);
-      traits.set(id, list);
+      pushTo(traits, id, traitNames.get(Number(t.trait_id)) ?? `#${t.trait_id}`);
     }
     const aggregateRows = (await db('resource_provider_aggregates')
       .select('resource_provider_id')
@@ -102,14 +101,10 @@ interface InventoryRow {
 }
 
 async function readInventories(db: Knex, classNames: ReadonlyMap<number, string>): Promise<InventoryRec[]> {
-  return readByKeyset(
-    async (afterId, limit) =>
-      (await db('inventories')
-        .select('id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio')
-        .where('id', '>', afterId)
-        .orderBy('id')
-        .limit(limit)) as InventoryRow[],
-    (r) => ({
+  return readTable(
+    db,
+    { table: 'inventories', columns: ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'] },
+    (r: InventoryRow) => ({
       id: Number(r.id),
       providerId: Number(r.resource_provider_id),
       resourceClassId: Number(r.resource_class_id),
@@ -133,14 +128,10 @@ interface AllocationRow {
 }
 
 async function readAllocations(db: Knex, classNames: ReadonlyMap<number, string>): Promise<AllocationRec[]> {
-  return readByKeyset(
-    async (afterId, limit) =>
-      (await db('allocations')
-        .select('id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used')
-        .where('id', '>', afterId)
-        .orderBy('id')
-        .limit(limit)) as AllocationRow[],
-    (r) => ({
+  return readTable(
+    db,
+    { table: 'allocations', columns: ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] },
+    (r: AllocationRow) => ({
       id: Number(r.id),
       providerId: Number(r.resource_provider_id),
       consumerUuid: r.consumer_id,
@@ -160,13 +151,9 @@ interface ConsumerRow {
 }
 
 async function readConsumers(db: Knex): Promise<ConsumerRec[]> {
-  return readByKeyset(
-    async (afterId, limit) =>
-      (await db('consumers')
-        .select('id', 'uuid', 'generation', 'project_id', 'user_id')
-        .where('id', '>', afterId)
-        .orderBy('id')
-        .limit(limit)) as ConsumerRow[],
-    (r) => ({ id: Number(r.id), uuid: r.uuid, generation: Number(r.generation), projectId: Number(r.project_id), userId: Number(r.user_id) }),
+  return readTable(
+    db,
+    { table: 'consumers', columns: ['id', 'uuid', 'generation', 'project_id', 'user_id'] },
+    (r: ConsumerRow) => ({ id: Number(r.id), uuid: r.uuid, generation: Number(r.generation), projectId: Number(r.project_id), userId: Number(r.user_id) }),
   );
 }

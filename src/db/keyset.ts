@@ -3,6 +3,7 @@
 // is mapped to plain records at once, so driver rows never pile up, and no
 // statement ever scans past what it returns (unlike OFFSET paging). Used by
 // the snapshot reads of every database.
+import type { Knex } from 'knex';
 
 /** Rows per statement: 30,000 compute nodes take six round trips. */
 export const KEYSET_BATCH = 5000;
@@ -26,4 +27,17 @@ export async function readByKeyset<R extends { readonly id: unknown }, T>(
     if (rows.length < batchSize || last === undefined) return out;
     afterId = Number(last.id);
   }
+}
+
+/** One table read whole: these columns (`id` among them), the rows `where` keeps (Nova's soft-delete rule). */
+export interface TableRead {
+  readonly table: string;
+  readonly columns: readonly string[];
+  readonly where?: (q: Knex.QueryBuilder) => Knex.QueryBuilder;
+}
+
+/** Every row a TableRead selects, in keyset pages, each mapped by `toRecord`. */
+export async function readTable<R extends { readonly id: unknown }, T>(db: Knex, read: TableRead, toRecord: (row: R) => T): Promise<T[]> {
+  const where = read.where ?? ((q: Knex.QueryBuilder): Knex.QueryBuilder => q);
+  return readByKeyset(async (afterId, limit) => (await where(db(read.table).select(...read.columns)).andWhere('id', '>', afterId).orderBy('id').limit(limit)) as R[], toRecord);
 }
