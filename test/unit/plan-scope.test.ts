@@ -12,7 +12,7 @@ import { planRebalance } from '../../src/domain/rebalance/index.js';
 import { planProviderCleanup } from '../../src/domain/stale-providers.js';
 import { auditSnapshot } from '../../src/domain/audit.js';
 import { ReconcileError } from '../../src/errors.js';
-import { C1, C2, CELL0, NOW, ago } from '../helpers/snapshot-builders.js';
+import { C1, C2, ago, snapshot as buildSnapshot } from '../helpers/snapshot-builders.js';
 
 const uuid = (n: number): string => `aaaaaaaa-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const SHARED = 'cccccccc-0000-4000-8000-000000000001';
@@ -69,22 +69,7 @@ function world(): World {
 }
 
 function snapshot(w: World): Snapshot {
-  return {
-    takenAt: NOW,
-    serviceDownTime: 60,
-    cells: [
-      { id: 1, uuid: CELL0, name: 'cell0', isCell0: true },
-      { id: 2, uuid: C1, name: 'cell1', isCell0: false },
-      { id: 3, uuid: C2, name: 'cell2', isCell0: false },
-    ],
-    hostMappings: [],
-    services: w.services,
-    computeNodes: w.nodes,
-    instances: [],
-    migrations: [],
-    placement: { providers: w.providers, inventories: w.inventories, allocations: w.allocations, consumers: w.consumers },
-    ironicNodes: undefined,
-  };
+  return buildSnapshot({ services: w.services, computeNodes: w.nodes, providers: w.providers, inventories: w.inventories, allocations: w.allocations, consumers: w.consumers });
 }
 
 /** Every unit of the scoped plan is the unscoped plan's unit of that id, field for field; the ids are in the unscoped order. */

@@ -9,7 +9,7 @@ import type { Change, Plan } from '../../src/domain/plan.js';
 import { planNodeMoves } from '../../src/domain/node-move.js';
 import { planRebalance, type RebalanceOptions } from '../../src/domain/rebalance/index.js';
 import { ReconcileError } from '../../src/errors.js';
-import { C1, CELL0, NOW, ago } from '../helpers/snapshot-builders.js';
+import { C1, ago, C2, snapshot as buildSnapshot } from '../helpers/snapshot-builders.js';
 
 const N = '1be26c0b-03f2-4d2e-ae87-c02d7f33c123';
 const U2 = 'd6a3c1f0-8b7e-4e21-9c55-0a4f2b6e7d19';
@@ -65,22 +65,19 @@ function failover(): World {
   return w;
 }
 
+/** One cell (cell2 left out), every service's host mapped. */
 function snapshot(w: World): Snapshot {
-  return {
-    takenAt: NOW,
-    serviceDownTime: 60,
-    cells: [
-      { id: 1, uuid: CELL0, name: 'cell0', isCell0: true },
-      { id: 2, uuid: C1, name: 'cell1', isCell0: false },
-    ],
-    hostMappings: w.services.map((s, i) => ({ id: i + 1, host: s.host ?? '', cellUuid: C1 })),
+  const s = buildSnapshot({
+    hostMappings: w.services.map((svc, i) => ({ id: i + 1, host: svc.host ?? '', cellUuid: C1 })),
     services: w.services,
     computeNodes: w.nodes,
     instances: w.instances,
-    migrations: [],
-    placement: { providers: w.providers, inventories: w.inventories, allocations: w.allocations, consumers: w.consumers },
-    ironicNodes: undefined,
-  };
+    providers: w.providers,
+    inventories: w.inventories,
+    allocations: w.allocations,
+    consumers: w.consumers,
+  });
+  return { ...s, cells: s.cells.filter((c) => c.uuid !== C2) };
 }
 
 function kinds(plan: Plan): string[] {
