@@ -16,7 +16,7 @@ import { CasConflict } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
 import type { Change, DbRef, Plan, Refusal, Unit } from '../domain/plan.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
-import { defaultJournalPath, openJournal, type DeploymentIdentity } from './journal.js';
+import { journalHeader, defaultJournalPath, openJournal, type DeploymentIdentity } from './journal.js';
 import { readDeploymentIdentity } from './deployment-identity.js';
 import { contention, writeJournaled, WriteFailed } from './journaled-write.js';
 import { runUnits } from './unit-scheduler.js';
@@ -77,7 +77,7 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
   if (plan.units.length === 0) return { journalPath: undefined, outcomes: [], refused: plan.refused };
   const identity = await deploymentIdentity(deployment);
   const path = options.journalPath ?? defaultJournalPath(options.journalDir, plan.command, new Date());
-  const journal = openJournal(path, { type: 'header', format: 'nova-reconcile-journal/1', command: plan.command, startedAt: utcNowString(), deployment: identity });
+  const journal = openJournal(path, journalHeader(plan.command, identity));
   options.onJournal?.(journal.path);
   const outcomes: UnitOutcome[] = [];
   /** Changes committed so far: an error after one says so (the error document's `changed`). */

@@ -17,7 +17,7 @@ import { utcNowString } from '../db/time.js';
 import { HEAL_EXIT, planHealAllocations, type HealEnd, type HealInstanceRec, type HealPlan, type HealStep } from '../domain/heal-allocations.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock } from './apply-plan.js';
-import { JOURNAL_FORMAT, defaultJournalPath, openJournal, type JournalSettings } from './journal.js';
+import { journalHeader, defaultJournalPath, openJournal, type JournalSettings } from './journal.js';
 import { readSnapshot } from './read-snapshot.js';
 
 export const HEAL_COMMAND = 'placement heal_allocations';
@@ -129,7 +129,7 @@ async function write(deployment: Deployment, plan: HealPlan, options: HealRunOpt
   if (!plan.steps.some((s) => s.kind === 'heal')) return { dryRun: false, steps: plan.steps.map((step) => (step.kind === 'say' ? { step } : { step, status: 'would-heal' as const })), end: plan.end, journalPath: undefined };
   const db = await deployment.placement();
   const path = options.journalPath ?? defaultJournalPath(options.journalDir, HEAL_COMMAND, new Date());
-  const journal = openJournal(path, { type: 'header', format: JOURNAL_FORMAT, command: HEAL_COMMAND, startedAt: utcNowString(), deployment: await deploymentIdentity(deployment) });
+  const journal = openJournal(path, journalHeader(HEAL_COMMAND, await deploymentIdentity(deployment)));
   options.onJournal?.(journal.path);
   try {
     for (const step of plan.steps) {

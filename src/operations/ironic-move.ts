@@ -22,7 +22,7 @@ import type { Change } from '../domain/plan.js';
 import { planNodeMoves, type NodeMoveOptions, type NodeMovePlan } from '../domain/node-move.js';
 import { ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock, type ApplyResult } from './apply-plan.js';
-import { defaultJournalPath, openJournal, type JournalSettings, type JournalWriter } from './journal.js';
+import { journalHeader, defaultJournalPath, openJournal, type JournalSettings, type JournalWriter } from './journal.js';
 import { readSnapshot } from './read-snapshot.js';
 
 export const IRONIC_MOVE = 'db ironic_compute_node_move';
@@ -49,7 +49,7 @@ export async function ironicComputeNodeMove(d: Deployment, nodeUuid: string, des
   // API database), and again inside the transaction, with row locks.
   await checkPreconditions(db.knex, false, nodeUuid, destinationHost);
   return withApplyLock(d, options.lockTimeout, async () => {
-    const header = { type: 'header' as const, format: 'nova-reconcile-journal/1' as const, command: IRONIC_MOVE, startedAt: utcNowString(), deployment: await deploymentIdentity(d) };
+    const header = journalHeader(IRONIC_MOVE, await deploymentIdentity(d));
     let journal: JournalWriter | undefined;
     const journalOnce = (): JournalWriter => {
       if (journal === undefined) {

@@ -9,6 +9,7 @@ import type { Change, DbRef } from '../domain/plan.js';
 import type { RowImage } from '../db/row-images.js';
 import { ReconcileError } from '../errors.js';
 import { describeFileError, makeDirectories, readTextFile } from '../files.js';
+import { utcNowString } from '../db/time.js';
 
 const fsyncAsync = promisify(fsync);
 
@@ -34,6 +35,11 @@ export interface JournalHeader {
   readonly startedAt: string;
   /** Identifies the deployment: the API database (redacted) and the cell uuids. */
   readonly deployment: DeploymentIdentity;
+}
+
+/** The first line of every journal: this format, the command, now, and the deployment it was written for. */
+export function journalHeader(command: string, deployment: DeploymentIdentity): JournalHeader {
+  return { type: 'header', format: JOURNAL_FORMAT, command, startedAt: utcNowString(), deployment };
 }
 
 export interface DeploymentIdentity {

@@ -16,7 +16,7 @@ import { utcNowString } from '../db/time.js';
 import { auditPlacementAllocations, orphansOf, type AuditedProvider, type OrphanedConsumer, type PlacementAuditReport } from '../domain/placement-audit.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock } from './apply-plan.js';
-import { JOURNAL_FORMAT, defaultJournalPath, openJournal, type JournalSettings, type JournalWriter } from './journal.js';
+import { journalHeader, defaultJournalPath, openJournal, type JournalSettings, type JournalWriter } from './journal.js';
 import { readSnapshot } from './read-snapshot.js';
 
 export const PLACEMENT_AUDIT_COMMAND = 'placement audit';
@@ -83,7 +83,7 @@ async function deleteOrphans(deployment: Deployment, report: Extract<PlacementAu
   }
   const db = await deployment.placement();
   const path = options.journalPath ?? defaultJournalPath(options.journalDir, PLACEMENT_AUDIT_COMMAND, new Date());
-  const journal = openJournal(path, { type: 'header', format: JOURNAL_FORMAT, command: PLACEMENT_AUDIT_COMMAND, startedAt: utcNowString(), deployment: await deploymentIdentity(deployment) });
+  const journal = openJournal(path, journalHeader(PLACEMENT_AUDIT_COMMAND, await deploymentIdentity(deployment)));
   options.onJournal?.(journal.path);
   const providers: ProviderAudit[] = [];
   let stoppedAt: string | undefined;

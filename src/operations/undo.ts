@@ -17,12 +17,11 @@ import type { Database } from '../db/connect.js';
 import { describeDriverError, isConstraintError } from '../db/driver-errors.js';
 import { restoreRows, type RestoreOutcome } from '../db/restore-rows.js';
 import { CasConflict, type Row, type RowImage } from '../db/row-images.js';
-import { utcNowString } from '../db/time.js';
 import { describeTarget, type DbRef } from '../domain/plan.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { databaseFor, deploymentIdentity } from './apply-plan.js';
 import { writeJournaled, WriteFailed } from './journaled-write.js';
-import { defaultJournalPath, openJournal, readJournal, sameDeployment, type JournalChange, type JournalWriter } from './journal.js';
+import { journalHeader, defaultJournalPath, openJournal, readJournal, sameDeployment, type JournalChange, type JournalWriter } from './journal.js';
 import { pushTo } from '../domain/text-and-maps.js';
 
 export interface UndoOptions {
@@ -134,7 +133,7 @@ export async function undoJournal(deployment: Deployment, path: string, options:
 
   function openUndoJournal(opts: UndoOptions, command: string, identity: Awaited<ReturnType<typeof deploymentIdentity>>): JournalWriter {
     const p = opts.undoJournalPath ?? defaultJournalPath(opts.journalDir, `undo ${command}`, new Date());
-    const w = openJournal(p, { type: 'header', format: 'nova-reconcile-journal/1', command: `undo ${command}`, startedAt: utcNowString(), deployment: identity });
+    const w = openJournal(p, journalHeader(`undo ${command}`, identity));
     opts.onJournal?.(w.path);
     return w;
   }
