@@ -7,7 +7,7 @@
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, IronicNodeRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
 import { FINAL_MIGRATION_STATES } from './model.js';
 import { footprintOfChanges, type PlannedChange } from './plan.js';
-import { pushTo } from './text-and-maps.js';
+import { groupBy } from './text-and-maps.js';
 
 /**
  * A host (or node name) as the database compares it: case folded, trailing
@@ -69,8 +69,7 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
     if (!n.deleted) liveNodeByUuid.set(n.uuid, n);
     else if ((deletedNodeByUuid.get(n.uuid)?.id ?? -1) < n.id) deletedNodeByUuid.set(n.uuid, n);
   }
-  const liveNodesByHypervisorHostname = new Map<string, ComputeNodeRec[]>();
-  for (const n of liveNodes) if (n.hypervisorHostname !== null) pushTo(liveNodesByHypervisorHostname, n.hypervisorHostname.toLowerCase(), n);
+  const liveNodesByHypervisorHostname = groupBy(liveNodes, (n) => n.hypervisorHostname?.toLowerCase());
   const ironicNodeUuids = s.ironicNodes === undefined ? undefined : new Set(s.ironicNodes.map((n) => n.uuid.toLowerCase()));
   const ironicNodeByUuid = new Map((s.ironicNodes ?? []).map((n) => [n.uuid.toLowerCase(), n] as const));
   const liveComputeService = new Map<string, ServiceRec>();
@@ -80,11 +79,8 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
     (svc.deleted ? deletedComputeService : liveComputeService).set(serviceKey(svc.cellUuid, svc.host), svc);
   }
   const instanceByUuid = new Map<string, InstanceRec>();
-  const instancesOnNode = new Map<string, InstanceRec[]>();
-  for (const i of s.instances) {
-    instanceByUuid.set(i.uuid, i);
-    pushTo(instancesOnNode, nodeKey(i.cellUuid, i.host, i.node), i);
-  }
+  for (const i of s.instances) instanceByUuid.set(i.uuid, i);
+  const instancesOnNode = groupBy(s.instances, (i) => nodeKey(i.cellUuid, i.host, i.node));
   const activeMigrationUuids = new Set<string>();
   for (const m of s.migrations) if (m.uuid !== null && !FINAL_MIGRATION_STATES.includes(m.status ?? '')) activeMigrationUuids.add(m.uuid);
 
@@ -92,25 +88,19 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
   const providerById = new Map<number, ProviderRec>();
   const providerByUuid = new Map<string, ProviderRec>();
   const providerByName = new Map<string, ProviderRec>();
-  const childrenOf = new Map<number, ProviderRec[]>();
-  const allocationsOnProvider = new Map<number, AllocationRec[]>();
-  const allocationsOfConsumer = new Map<string, AllocationRec[]>();
   const consumerByUuid = new Map<string, ConsumerRec>();
-  const inventoriesOf = new Map<number, InventoryRec[]>();
   if (p !== undefined) {
     for (const rp of p.providers) {
       providerById.set(rp.id, rp);
       providerByUuid.set(rp.uuid, rp);
       if (rp.name !== null) providerByName.set(rp.name.toLowerCase(), rp);
-      if (rp.parentId !== null) pushTo(childrenOf, rp.parentId, rp);
-    }
-    for (const a of p.allocations) {
-      pushTo(allocationsOnProvider, a.providerId, a);
-      pushTo(allocationsOfConsumer, a.consumerUuid, a);
     }
     for (const c of p.consumers) consumerByUuid.set(c.uuid, c);
-    for (const inv of p.inventories) pushTo(inventoriesOf, inv.providerId, inv);
   }
+  const childrenOf = groupBy(p?.providers ?? [], (rp) => rp.parentId ?? undefined);
+  const allocationsOnProvider = groupBy(p?.allocations ?? [], (a) => a.providerId);
+  const allocationsOfConsumer = groupBy(p?.allocations ?? [], (a) => a.consumerUuid);
+  const inventoriesOf = groupBy(p?.inventories ?? [], (inv) => inv.providerId);
   return {
     snapshot: s,
     liveNodes,

@@ -9,6 +9,7 @@ import type { CellMapping, Deployment } from '../db/deployment.js';
 import { readHostMappings } from '../db/api/snapshot-reads.js';
 import { readActiveMigrations, readComputeNodes, readLiveInstances, readServices } from '../db/cell/snapshot-reads.js';
 import { readPlacement } from '../db/placement/snapshot-reads.js';
+import { StringPool } from '../db/string-pool.js';
 import { describeDriverError } from '../db/driver-errors.js';
 import { implausibleList, ironicListCoverage, parseIronicNodes } from '../domain/ironic-nodes.js';
 import type { CellRec, ComputeNodeRec, InstanceRec, IronicNodeRec, IronicOrigin, MigrationRec, PlacementSnapshot, ServiceRec, Snapshot } from '../domain/model.js';
@@ -74,12 +75,14 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   const placementDb = options.placement ? await deployment.placement() : undefined;
   progress(`reading host mappings from the API database (${api.target.display})…`);
 
-  const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, progress);
+  // Shared by every database read, so that a uuid or host held by several tables is one string (db/string-pool.ts).
+  const pool = new StringPool();
+  const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, progress);
   // Handled right away so that a failure here cannot go unhandled while the cells are read.
   placementRead.catch(() => undefined);
   const [hostMappings, cellParts] = await Promise.all([
-    readHostMappings(api.knex),
-    fanOutInOrder(toRead, deployment.config.reconcile.cellConcurrency, async (cell) => readCell(await deployment.cell(cell), cell, progress)),
+    readHostMappings(api.knex, pool),
+    fanOutInOrder(toRead, deployment.config.reconcile.cellConcurrency, async (cell) => readCell(await deployment.cell(cell), cell, pool, progress)),
   ]);
   const parts: CellPart[] = [];
   cellParts.forEach((settled, i) => {
@@ -186,21 +189,21 @@ export function unknownCell(uuid: string): ReconcileError {
   return new ReconcileError('not-found', `cell ${uuid} has no mapping`, { hint: 'run `nova-reconcile cell_v2 list_cells` to see the cells' });
 }
 
-async function readCell(db: Database, cell: CellMapping, progress: (line: string) => void): Promise<CellPart> {
+async function readCell(db: Database, cell: CellMapping, pool: StringPool, progress: (line: string) => void): Promise<CellPart> {
   progress(`reading cell ${cellLabel(cell)} (${db.target.display})…`);
   const [services, computeNodes, instances, migrations] = await Promise.all([
-    readServices(db.knex, cell.uuid),
-    readComputeNodes(db.knex, cell.uuid),
-    readLiveInstances(db.knex, cell.uuid),
+    readServices(db.knex, cell.uuid, pool),
+    readComputeNodes(db.knex, cell.uuid, pool),
+    readLiveInstances(db.knex, cell.uuid, pool),
     readActiveMigrations(db.knex, cell.uuid),
   ]);
   return { services, computeNodes, instances, migrations };
 }
 
-async function readPlacementOf(db: Database, progress: (line: string) => void): Promise<PlacementSnapshot> {
+async function readPlacementOf(db: Database, pool: StringPool, progress: (line: string) => void): Promise<PlacementSnapshot> {
   progress(`reading the placement database (${db.target.display})…`);
   try {
-    return await readPlacement(db.knex);
+    return await readPlacement(db.knex, pool);
   } catch (err) {
     throw new ReconcileError('connection', `cannot read the ${db.label}: ${describeDriverError(err)}`, { cause: err });
   }

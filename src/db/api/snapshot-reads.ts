@@ -4,6 +4,7 @@
 import type { Knex } from 'knex';
 import type { HostMappingRec } from '../../domain/model.js';
 import { readByKeyset } from '../keyset.js';
+import type { StringPool } from '../string-pool.js';
 
 interface HostMappingRow {
   readonly id: number;
@@ -11,7 +12,7 @@ interface HostMappingRow {
   readonly cell_uuid: string;
 }
 
-export async function readHostMappings(db: Knex): Promise<HostMappingRec[]> {
+export async function readHostMappings(db: Knex, pool: StringPool): Promise<HostMappingRec[]> {
   return readByKeyset(
     async (afterId, limit) =>
       (await db('host_mappings as hm')
@@ -20,6 +21,6 @@ export async function readHostMappings(db: Knex): Promise<HostMappingRec[]> {
         .where('hm.id', '>', afterId)
         .orderBy('hm.id')
         .limit(limit)) as HostMappingRow[],
-    (r) => ({ id: Number(r.id), host: r.host, cellUuid: r.cell_uuid }),
+    (r) => ({ id: Number(r.id), host: pool.get(r.host), cellUuid: pool.get(r.cell_uuid) }),
   );
 }

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import type { ComputeNodeRec, InstanceRec, MigrationRec, ServiceRec } from '../../domain/model.js';
 import { FINAL_MIGRATION_STATES } from '../../domain/model.js';
 import { readTable } from '../keyset.js';
+import type { StringPool } from '../string-pool.js';
 
 type Value = string | number | null;
 
@@ -23,7 +24,7 @@ interface ServiceRow {
 }
 
 /** Every service, soft-deleted ones included, so "service deleted" can be told from "never existed". */
-export async function readServices(db: Knex, cellUuid: string): Promise<ServiceRec[]> {
+export async function readServices(db: Knex, cellUuid: string, pool: StringPool): Promise<ServiceRec[]> {
   return readTable(
     db,
     { table: 'services', columns: ['id', 'uuid', 'host', 'binary', 'disabled', 'forced_down', 'last_seen_up', 'created_at', 'updated_at', 'deleted'], where: (q) => q.whereNotNull('deleted') },
@@ -31,13 +32,14 @@ export async function readServices(db: Knex, cellUuid: string): Promise<ServiceR
       cellUuid,
       id: Number(r.id),
       uuid: r.uuid,
-      host: r.host,
-      binary: r.binary,
+      host: pool.nullable(r.host),
+      binary: pool.get(r.binary),
       disabled: flag(r.disabled),
       forcedDown: flag(r.forced_down),
-      lastSeenUp: r.last_seen_up,
+      // Heartbeats: every live service writes them each report_interval, so a few dozen values at a time.
+      lastSeenUp: pool.nullable(r.last_seen_up),
       createdAt: r.created_at,
-      updatedAt: r.updated_at,
+      updatedAt: pool.nullable(r.updated_at),
       deleted: Number(r.deleted) !== 0,
     }),
   );
@@ -60,21 +62,23 @@ interface ComputeNodeRow {
  * Live compute nodes and soft-deleted ones: a stale provider is recognised by
  * carrying the uuid of a deleted node, and Nova restores such rows by uuid.
  */
-export async function readComputeNodes(db: Knex, cellUuid: string): Promise<ComputeNodeRec[]> {
+export async function readComputeNodes(db: Knex, cellUuid: string, pool: StringPool): Promise<ComputeNodeRec[]> {
   return readTable(
     db,
     { table: 'compute_nodes', columns: ['id', 'uuid', 'host', 'hypervisor_hostname', 'hypervisor_type', 'service_id', 'mapped', 'created_at', 'updated_at', 'deleted'], where: (q) => q.whereNotNull('deleted') },
     (r: ComputeNodeRow) => ({
       cellUuid,
       id: Number(r.id),
-      uuid: r.uuid,
-      host: r.host,
-      hypervisorHostname: r.hypervisor_hostname,
-      hypervisorType: r.hypervisor_type,
+      // The uuid and name are its provider's too, the name its instances' node.
+      uuid: pool.nullable(r.uuid),
+      host: pool.nullable(r.host),
+      hypervisorHostname: pool.nullable(r.hypervisor_hostname),
+      hypervisorType: pool.get(r.hypervisor_type),
       serviceId: nullableNumber(r.service_id),
       mapped: nullableNumber(r.mapped),
       createdAt: r.created_at,
-      updatedAt: r.updated_at,
+      // Rewritten by every update_available_resource run (once a minute), so few values at a time.
+      updatedAt: pool.nullable(r.updated_at),
       deleted: Number(r.deleted) !== 0,
     }),
   );
@@ -90,11 +94,20 @@ interface InstanceRow {
 }
 
 /** Live instances (any vm_state: a DB-deleted instance is not vm_state 'soft-delete', §8.1). */
-export async function readLiveInstances(db: Knex, cellUuid: string): Promise<InstanceRec[]> {
+export async function readLiveInstances(db: Knex, cellUuid: string, pool: StringPool): Promise<InstanceRec[]> {
   return readTable(
     db,
     { table: 'instances', columns: ['id', 'uuid', 'host', 'node', 'vm_state', 'task_state'], where: (q) => q.where('deleted', 0) },
-    (r: InstanceRow) => ({ cellUuid, id: Number(r.id), uuid: r.uuid, host: r.host, node: r.node, vmState: r.vm_state, taskState: r.task_state }),
+    (r: InstanceRow) => ({
+      cellUuid,
+      id: Number(r.id),
+      // Its consumer's uuid in placement, held by each of its allocations too.
+      uuid: pool.get(r.uuid),
+      host: pool.nullable(r.host),
+      node: pool.nullable(r.node),
+      vmState: pool.nullable(r.vm_state),
+      taskState: pool.nullable(r.task_state),
+    }),
   );
 }
 

@@ -7,17 +7,18 @@ import type { Knex } from 'knex';
 import type { AllocationRec, ConsumerRec, InventoryRec, PlacementSnapshot, ProviderRec } from '../../domain/model.js';
 import { KEYSET_BATCH, readTable } from '../keyset.js';
 import { pushTo } from '../../domain/text-and-maps.js';
+import type { StringPool } from '../string-pool.js';
 
 type Value = string | number | null;
 
-export async function readPlacement(db: Knex): Promise<PlacementSnapshot> {
+export async function readPlacement(db: Knex, pool: StringPool): Promise<PlacementSnapshot> {
   const [classNames, traitNames] = await Promise.all([readNames(db, 'resource_classes'), readNames(db, 'traits')]);
   // Concurrent on as many connections as the pool has; each table stays one keyset walk.
   const [providers, inventories, allocations, consumers] = await Promise.all([
-    readProviders(db, traitNames),
+    readProviders(db, traitNames, pool),
     readInventories(db, classNames),
-    readAllocations(db, classNames),
-    readConsumers(db),
+    readAllocations(db, classNames, pool),
+    readConsumers(db, pool),
   ]);
   return { providers, inventories, allocations, consumers };
 }
@@ -41,7 +42,7 @@ interface ProviderRow {
   readonly parent_provider_id: Value;
 }
 
-async function readProviders(db: Knex, traitNames: ReadonlyMap<number, string>): Promise<ProviderRec[]> {
+async function readProviders(db: Knex, traitNames: ReadonlyMap<number, string>, pool: StringPool): Promise<ProviderRec[]> {
   const out: ProviderRec[] = [];
   let afterId = -1;
   for (;;) {
@@ -73,8 +74,9 @@ async function readProviders(db: Knex, traitNames: ReadonlyMap<number, string>):
       const id = Number(r.id);
       out.push({
         id,
-        uuid: r.uuid,
-        name: r.name,
+        // A compute node's uuid and hypervisor_hostname.
+        uuid: pool.get(r.uuid),
+        name: pool.nullable(r.name),
         // NULL only on rows written outside placement; placement starts at 0.
         generation: r.generation === null ? 0 : Number(r.generation),
         rootId: r.root_provider_id === null ? null : Number(r.root_provider_id),
@@ -127,14 +129,14 @@ interface AllocationRow {
   readonly used: number;
 }
 
-async function readAllocations(db: Knex, classNames: ReadonlyMap<number, string>): Promise<AllocationRec[]> {
+async function readAllocations(db: Knex, classNames: ReadonlyMap<number, string>, pool: StringPool): Promise<AllocationRec[]> {
   return readTable(
     db,
     { table: 'allocations', columns: ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] },
     (r: AllocationRow) => ({
       id: Number(r.id),
       providerId: Number(r.resource_provider_id),
-      consumerUuid: r.consumer_id,
+      consumerUuid: pool.get(r.consumer_id),
       resourceClassId: Number(r.resource_class_id),
       resourceClass: className(classNames, Number(r.resource_class_id)),
       used: Number(r.used),
@@ -150,10 +152,10 @@ interface ConsumerRow {
   readonly user_id: number;
 }
 
-async function readConsumers(db: Knex): Promise<ConsumerRec[]> {
+async function readConsumers(db: Knex, pool: StringPool): Promise<ConsumerRec[]> {
   return readTable(
     db,
     { table: 'consumers', columns: ['id', 'uuid', 'generation', 'project_id', 'user_id'] },
-    (r: ConsumerRow) => ({ id: Number(r.id), uuid: r.uuid, generation: Number(r.generation), projectId: Number(r.project_id), userId: Number(r.user_id) }),
+    (r: ConsumerRow) => ({ id: Number(r.id), uuid: pool.get(r.uuid), generation: Number(r.generation), projectId: Number(r.project_id), userId: Number(r.user_id) }),
   );
 }
