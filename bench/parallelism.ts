@@ -210,6 +210,7 @@ export function renderParallelismSection(result: ParallelismResult, runs: number
     renderParallelismTable(result),
     '',
     ...parallelismSummary(result).map((line) => `${line}\n`),
+    ...renderTargets(parallelismTargets(result)),
     `Servers: ${result.serverList.join(', ')}; the extra ones started in ${formatSeconds(result.startSeconds)} s and were removed afterwards.`,
     '',
     ...runLines,
@@ -243,7 +244,7 @@ export async function runParallelismSection(
   });
   return {
     markdown: renderParallelismSection(result, bench.runs),
-    table: [renderParallelismTable(result), ...parallelismSummary(result)].join('\n\n'),
+    table: [renderParallelismTable(result), ...parallelismSummary(result), ...renderTargets(parallelismTargets(result))].join('\n\n'),
     result,
   };
 }
@@ -262,6 +263,46 @@ export function parallelismSummary(result: ParallelismResult): string[] {
   const speedup =
     serial === undefined || serial === first ? '' : `; cell_concurrency ${first.cellConcurrency} was ${(inProcess(serial) / inProcess(first)).toFixed(2)}× faster than 1`;
   return [`${plural(first.cells, 'cell')} on ${plural(first.servers, 'server')} took ${parts.join(' and ')} (in-process times)${speedup}.`];
+}
+
+/** Issue 20's targets for cells in parallel. */
+export const PARALLELISM_TARGETS = {
+  /** 4 cells on 2 servers, in-process, against one cell. */
+  maxFourCellsOnTwoServers: 2.2,
+  /** 100,000 hosts in 10 cells on 3 servers, the whole process. */
+  maxSecondsFor100kIn10Cells: 6,
+} as const;
+
+export interface ParallelismTarget {
+  readonly what: string;
+  readonly value: string;
+  readonly met: boolean;
+}
+
+/** The targets this measurement's shape answers (4 cells on 2 servers; 10 cells of 10,000 hosts on 3 servers), with the default cell_concurrency. */
+export function parallelismTargets(result: ParallelismResult): ParallelismTarget[] {
+  const [baseline, ...rest] = result.cases;
+  const parallel = rest.find((c) => c.cellConcurrency === DEFAULT_CELL_CONCURRENCY);
+  if (baseline === undefined || parallel === undefined) return [];
+  const out: ParallelismTarget[] = [];
+  if (parallel.cells === 4 && parallel.servers === 2) {
+    const ratio = median(parallel.inProcessMs) / median(baseline.inProcessMs);
+    out.push({ what: `4 cells on 2 servers vs 1 cell (in-process): ≤ ${PARALLELISM_TARGETS.maxFourCellsOnTwoServers}×`, value: `${ratio.toFixed(2)}×`, met: ratio <= PARALLELISM_TARGETS.maxFourCellsOnTwoServers });
+  }
+  if (parallel.cells === 10 && parallel.servers === 3 && parallel.cells * parallel.hostsPerCell >= 100_000) {
+    const seconds = median(parallel.runs);
+    out.push({
+      what: `${(parallel.cells * parallel.hostsPerCell).toLocaleString('en-US')} hosts in 10 cells on 3 servers, discover_hosts first run: ≤ ${PARALLELISM_TARGETS.maxSecondsFor100kIn10Cells} s`,
+      value: `${formatSeconds(seconds)} s`,
+      met: seconds <= PARALLELISM_TARGETS.maxSecondsFor100kIn10Cells,
+    });
+  }
+  return out;
+}
+
+function renderTargets(targets: readonly ParallelismTarget[]): string[] {
+  if (targets.length === 0) return [];
+  return [markdownTable(['target', 'value', 'result'], targets.map((t) => [t.what, t.value, t.met ? 'met' : 'MISSED']), [false, true, false]), ''];
 }
 
 function plural(n: number, noun: string): string {

@@ -1,7 +1,8 @@
 // The benchmark's report is pure (data in, Markdown out): its targets and its
 // growth table are checked here on figures made up for the purpose.
 import { describe, expect, it } from 'vitest';
-import { checkReconcileTargets, reconcileGrowth, type ReconcileRow } from '../../bench/reconcile.js';
+import { checkReconcileTargets, orphanFractionFor, reconcileGrowth, type ReconcileRow } from '../../bench/reconcile.js';
+import { parallelismTargets, type ParallelismCase, type ParallelismResult } from '../../bench/parallelism.js';
 import { checkTargets, discoverGrowth, renderGrowthTable, type CommandResult, type SizeResult } from '../../bench/report.js';
 
 const row = (size: string, command: string, ours: number, roundTrips = 10, rssMb = 100): ReconcileRow => ({
@@ -78,5 +79,39 @@ describe('the growth table', () => {
     const apply = table.split('\n').find((l) => l.startsWith('| compute_node cleanup_orphans --apply '));
     expect(apply?.split('|').map((c) => c.trim())).toEqual(['', 'compute_node cleanup_orphans --apply', '217 / 93.7', '5812 / 260.9', '30×', '27×', '2.78×', '']);
     expect(table).toContain('| discover_hosts (no-op re-run)');
+  });
+});
+
+describe('issue 20 targets of cells in parallel', () => {
+  const c = (cells: number, servers: number, cellConcurrency: number, hostsPerCell: number, seconds: number, inProcessMs: number): ParallelismCase => ({
+    cells,
+    servers,
+    cellConcurrency,
+    hostsPerCell,
+    runs: [seconds],
+    inProcessMs: [inProcessMs],
+    roundTrips: 40,
+  });
+  const result = (cases: ParallelismCase[]): ParallelismResult => ({ cases, serverList: [], startSeconds: 1 });
+
+  it('judges 4 cells on 2 servers by their in-process time against one cell, at the default cell_concurrency', () => {
+    const met = parallelismTargets(result([c(1, 1, 4, 10000, 1, 800), c(4, 2, 4, 10000, 2, 1700), c(4, 2, 1, 10000, 3, 3000)]));
+    expect(met).toEqual([{ what: '4 cells on 2 servers vs 1 cell (in-process): ≤ 2.2×', value: '2.13×', met: true }]);
+    const missed = parallelismTargets(result([c(1, 1, 4, 10000, 1, 800), c(4, 2, 4, 10000, 2, 1800)]));
+    expect(missed[0]?.met).toBe(false);
+  });
+
+  it('judges 100,000 hosts in 10 cells on 3 servers by the whole process, and nothing for other shapes', () => {
+    const [t] = parallelismTargets(result([c(1, 1, 4, 10000, 1, 800), c(10, 3, 4, 10000, 6.5, 5000)]));
+    expect(t).toEqual({ what: '100,000 hosts in 10 cells on 3 servers, discover_hosts first run: ≤ 6 s', value: '6.500 s', met: false });
+    expect(parallelismTargets(result([c(1, 1, 4, 1000, 1, 800), c(10, 3, 4, 1000, 2, 1500)]))).toEqual([]);
+    expect(parallelismTargets(result([c(1, 1, 4, 10000, 1, 800), c(3, 2, 4, 10000, 2, 1500)]))).toEqual([]);
+  });
+});
+
+describe('the generated clouds', () => {
+  it('hold 1,000 orphan nodes from 10,000 hosts up (a 1,000-unit cleanup), 10% below, 1% beyond 100,000', () => {
+    const orphans = (hosts: number): number => Math.floor(hosts * orphanFractionFor(hosts));
+    expect([1000, 10000, 30000, 100000, 200000].map(orphans)).toEqual([100, 1000, 1000, 1000, 2000]);
   });
 });
