@@ -1,7 +1,6 @@
 // The process boundary: the only module that reads argv, env and the
 // terminal, handles signals, and sets the exit code. Everything below returns values.
 import { realpathSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Interrupts } from './cli/context.js';
@@ -25,7 +24,6 @@ function printVersion(): number {
 }
 
 async function runCommand(args: readonly string[]): Promise<number> {
-  boundHeapGrowth();
   const interrupts = gracefulInterrupts();
   const { runCli } = await import('./dispatch/program.js');
   return runCli(args, {
@@ -43,19 +41,6 @@ async function runCommand(args: readonly string[]): Promise<number> {
     selfCommand: selfCommand(),
     interrupts,
   });
-}
-
-/**
- * A snapshot is read once and held to the end, so V8's default heap growth
- * (up to four times what survived the last full collection) lets garbage
- * pile up to twice the live data: the audit of 100,000 hosts peaked at
- * 620 MB with 260 MB live. Growing by 30% at a time holds it to 480 MB for
- * about 0.8 s more collection there, and nothing measurable at 30,000 hosts
- * (bench/README.md, "Memory"). The flag is read by the heap's limit
- * computation only; an engine that does not know it ignores it.
- */
-function boundHeapGrowth(): void {
-  setFlagsFromString('--heap-growing-percent=30');
 }
 
 /**
