@@ -33,7 +33,9 @@ export const undoCommand: CommandSpec<UndoOptions> = {
       'that are rolled back, and lists what would be restored and what would be refused. A change whose restore would break a unique key ' +
       '(Nova re-created a provider with the same name or uuid since) is refused and listed, as a changed row is: a retry cannot fix it. ' +
       'The undo writes its own journal, so it can be undone in turn. A journal that is corrupt, truncated, ' +
-      'or was written for another deployment is refused; a journal whose last line a killed run left incomplete is accepted only with ' +
+      'or was written for another deployment is refused whole, before any row is touched. So is one whose row images could name other ' +
+      'rows than the ones the run changed (a hand-edited line with an empty key, a key or value that is not a number, a string or null, ' +
+      'a table name that is not an identifier, or an image of another row than its key); a journal whose last line a killed run left incomplete is accepted only with ' +
       '--allow-truncated. A journal belongs to a deployment by its API database name and its cell mappings (uuid and creation time), ' +
       'not by the address it was written through: it can be undone through any Galera node, VIP or host name of the same deployment. (Earlier versions applied by default; --dry-run is still accepted and changes nothing.)',
   ],
@@ -50,7 +52,7 @@ export const undoCommand: CommandSpec<UndoOptions> = {
     4: 'rows were restored',
     5: 'some changes were (or would be) refused because their rows changed since, their keys were taken since, or other writers kept winning the row ("lost to concurrent writers"; listed); with --apply the others were restored',
     2: 'could not run: configuration or a database unreachable',
-    127: 'the journal is missing, corrupt, truncated, or for another deployment',
+    127: 'the journal is missing, corrupt (row images included), truncated, or for another deployment',
     130: 'with --apply, interrupted by Ctrl-C (SIGINT): the change in flight finished, no other was started; the summary on stderr says how to finish (run the same undo again)',
     143: 'with --apply, stopped by SIGTERM, as for 130',
   }),

@@ -205,6 +205,8 @@ export function readJournal(path: string, options: { readonly allowTruncatedTail
   const rolledBack = new Set<number>();
   entries.slice(1).forEach((e, i) => {
     if (isObject(e) && e['type'] === 'change' && typeof e['seq'] === 'number' && Array.isArray(e['rows']) && isObject(e['target']) && isObject(e['change'])) {
+      const problem = (e['rows'] as unknown[]).map(rowImageProblem).find((p) => p !== undefined);
+      if (problem !== undefined) throw new ReconcileError('input', `the journal ${path} is corrupt at line ${i + 2}: change ${e['seq']}: ${problem}; refusing to undo from it`);
       changes.push(e as unknown as JournalChange);
     } else if (isObject(e) && e['type'] === 'commit' && typeof e['seq'] === 'number') {
       committed.add(e['seq']);
@@ -215,6 +217,34 @@ export function readJournal(path: string, options: { readonly allowTruncatedTail
     }
   });
   return { header: header as unknown as JournalHeader, changes: changes.filter((c) => !rolledBack.has(c.seq)), committed };
+}
+
+/**
+ * What is wrong with one row image of a journal line, if anything. Undo
+ * writes these images back with the key as the WHERE clause, so a hand-edited
+ * or damaged line must not reach the database: an empty key would make the
+ * restore an UPDATE or DELETE of the whole table, a value that is an object
+ * or a list would be bound as something else than one value, and a table
+ * name is used as an identifier. Every image the tool writes passes.
+ */
+function rowImageProblem(img: unknown, index: number): string | undefined {
+  const at = `row image ${index + 1}`;
+  if (!isObject(img)) return `${at} is not an object`;
+  const { table, key, before, after } = img;
+  if (typeof table !== 'string' || !/^[a-z][a-z0-9_]*$/.test(table)) return `${at} names no table`;
+  if (!isObject(key) || Object.keys(key).length === 0) return `${at} (${table}) has no key`;
+  for (const [column, value] of Object.entries(key))
+    if (!((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'string')) return `${at} (${table}) has a key ${column} that is not a number or a string`;
+  if (before === null && after === null) return `${at} (${table}) has neither a before- nor an after-image`;
+  for (const [name, image] of [['before', before], ['after', after]] as const) {
+    if (image === null) continue;
+    if (!isObject(image)) return `${at} (${table}) has a ${name}-image that is not a row`;
+    for (const [column, value] of Object.entries(image))
+      if (!(value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) return `${at} (${table}) has a ${name}-image column ${column} that is not a number, a string or null`;
+    for (const [column, value] of Object.entries(key))
+      if (column in image && String(image[column]) !== String(value)) return `${at} (${table}) has a ${name}-image of another row than its key names (${column})`;
+  }
+  return undefined;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

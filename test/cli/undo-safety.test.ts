@@ -107,4 +107,42 @@ describeMysql('undo [mariadb]', () => {
     expect(await databases(d)).toEqual(withServiceGone);
     expect(original).not.toEqual(withServiceGone);
   }, 60_000);
+
+  it('a hand-edited journal whose row images could reach other rows (empty key, a key that is an object, a table that is no identifier, an image of another row) is refused whole: exit 127, one line, nothing restored', async () => {
+    d = await createTestDeployment('mysql', 'libvirt', 'ud');
+    const cell = d.knex('cell1');
+    await cell('services').update({ deleted: cell.raw('id'), deleted_at: '2026-01-01 00:00:00' }).where('host', 'compute-3');
+    const journal = join(d.dir, 'orphans.jsonl');
+    const applied = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--journal', journal]);
+    expect(applied.code, applied.stderr).toBe(4);
+    const afterApply = await databases(d);
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const lines = readFileSync(journal, 'utf8').trimEnd().split('\n');
+    const lineNo = lines.findIndex((l) => (JSON.parse(l) as { type: string }).type === 'change');
+    type Image = { table: string; key: Record<string, unknown>; before: Record<string, unknown> | null; after: Record<string, unknown> | null };
+    const edits: Array<readonly [string, (img: Image) => void, RegExp]> = [
+      ['empty key', (img) => (img.key = {}), /row image 1 \(\w+\) has no key/],
+      ['key value an object', (img) => (img.key = { id: { id: 1 } }), /has a key id that is not a number or a string/],
+      ['table no identifier', (img) => (img.table = 'compute_nodes` WHERE 1 -- '), /row image 1 names no table/],
+      ['image of another row', (img) => (img.key = { id: 999999 }), /has a \w+-image of another row than its key names \(id\)/],
+    ];
+    for (const [name, edit, message] of edits) {
+      const entry = JSON.parse(lines[lineNo] as string) as { rows: Image[] };
+      edit(entry.rows[0] as Image);
+      const tampered = join(d.dir, `tampered-${name.replace(/ /g, '-')}.jsonl`);
+      writeFileSync(tampered, [...lines.slice(0, lineNo), JSON.stringify(entry), ...lines.slice(lineNo + 1)].join('\n') + '\n');
+      for (const extra of [[], ['--apply']]) {
+        const r = await runBin([...d.args, 'undo', tampered, ...extra]);
+        expect(r.code, `${name}: ${r.stdout}${r.stderr}`).toBe(127);
+        expect(r.stdout).toBe('');
+        expect(r.stderr.trim().split('\n'), name).toHaveLength(1);
+        expect(r.stderr).toMatch(new RegExp(`corrupt at line ${lineNo + 1}: change \\d+: `));
+        expect(r.stderr, name).toMatch(message);
+      }
+    }
+    expect(await databases(d)).toEqual(afterApply);
+    // The journal as written still undoes.
+    const undo = await runBin([...d.args, 'undo', journal, '--apply', '--journal', join(d.dir, 'undo.jsonl')]);
+    expect(undo.code, undo.stdout + undo.stderr).toBe(4);
+  }, 60_000);
 });
