@@ -35,7 +35,8 @@ export const undoCommand: CommandSpec<UndoOptions> = {
       'The undo writes its own journal, so it can be undone in turn. A journal that is corrupt, truncated, ' +
       'or was written for another deployment is refused whole, before any row is touched. So is one whose row images could name other ' +
       'rows than the ones the run changed (a hand-edited line with an empty key, a key or value that is not a number, a string or null, ' +
-      'a table name that is not an identifier, or an image of another row than its key); a journal whose last line a killed run left incomplete is accepted only with ' +
+      'a table name that is not an identifier, or an image of another row than its key), or whose change names a cell that is not in ' +
+      'cell_mappings now; a journal whose last line a killed run left incomplete is accepted only with ' +
       '--allow-truncated. A journal belongs to a deployment by its API database name and its cell mappings (uuid and creation time), ' +
       'not by the address it was written through: it can be undone through any Galera node, VIP or host name of the same deployment. (Earlier versions applied by default; --dry-run is still accepted and changes nothing.)',
   ],

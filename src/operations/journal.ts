@@ -205,7 +205,7 @@ export function readJournal(path: string, options: { readonly allowTruncatedTail
   const rolledBack = new Set<number>();
   entries.slice(1).forEach((e, i) => {
     if (isObject(e) && e['type'] === 'change' && typeof e['seq'] === 'number' && Array.isArray(e['rows']) && isObject(e['target']) && isObject(e['change'])) {
-      const problem = (e['rows'] as unknown[]).map(rowImageProblem).find((p) => p !== undefined);
+      const problem = targetProblem(e['target']) ?? (e['rows'] as unknown[]).map(rowImageProblem).find((p) => p !== undefined);
       if (problem !== undefined) throw new ReconcileError('input', `the journal ${path} is corrupt at line ${i + 2}: change ${e['seq']}: ${problem}; refusing to undo from it`);
       changes.push(e as unknown as JournalChange);
     } else if (isObject(e) && e['type'] === 'commit' && typeof e['seq'] === 'number') {
@@ -217,6 +217,13 @@ export function readJournal(path: string, options: { readonly allowTruncatedTail
     }
   });
   return { header: header as unknown as JournalHeader, changes: changes.filter((c) => !rolledBack.has(c.seq)), committed };
+}
+
+/** What is wrong with a change's database, if anything: the API, placement, or a cell named by its uuid. */
+function targetProblem(target: Record<string, unknown>): string | undefined {
+  if (target['db'] === 'api' || target['db'] === 'placement') return undefined;
+  if (target['db'] === 'cell' && typeof target['cellUuid'] === 'string' && target['cellUuid'] !== '') return undefined;
+  return 'its database is none of the API, placement, or a cell named by uuid';
 }
 
 /**

@@ -58,6 +58,13 @@ export async function readJournalFor(deployment: Deployment, path: string, allow
     throw new ReconcileError('input', `the journal ${path} was written for another deployment (API database ${there.api}); this one is ${here.api}`, {
       hint: 'run undo with the --config-file of the deployment the journal came from',
     });
+  // Every cell a change names must be mapped now: found missing half-way, the undo would stop with some changes restored.
+  const mapped = new Set((await deployment.cellMappings()).map((m) => m.uuid));
+  const unmapped = journal.changes.find((c) => c.target.db === 'cell' && !mapped.has(c.target.cellUuid));
+  if (unmapped !== undefined && unmapped.target.db === 'cell')
+    throw new ReconcileError('not-found', `the journal ${path} has a change (${unmapped.seq}) in cell ${unmapped.target.cellUuid}, which is not in cell_mappings; nothing was restored`, {
+      hint: 'restore the cell mapping first (nova-manage cell_v2 list_cells shows the cells), then re-run undo',
+    });
   return journal;
 }
 
