@@ -16,6 +16,21 @@ async function databases(d: TestDeployment): Promise<Record<string, string>> {
   return Object.fromEntries(Object.entries(await snapshotDeployment(d)).filter(([k]) => !k.startsWith('files of ')));
 }
 
+/** The libvirt scenario's compute-3 loses its nova-compute service (soft-deleted): its node and provider become orphans. */
+async function deleteServiceOfCompute3(d: TestDeployment): Promise<void> {
+  const cell = d.knex('cell1');
+  await cell('services').update({ deleted: cell.raw('id'), deleted_at: '2026-01-01 00:00:00' }).where('host', 'compute-3');
+}
+
+/** compute-3 orphaned (unless already), then `cleanup_orphans --apply` (exit 4); the path of its journal. */
+async function cleanupOrphansApplied(d: TestDeployment, options: { serviceAlreadyGone?: boolean } = {}): Promise<string> {
+  if (options.serviceAlreadyGone !== true) await deleteServiceOfCompute3(d);
+  const journal = join(d.dir, 'orphans.jsonl');
+  const applied = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--journal', journal]);
+  expect(applied.code, applied.stderr).toBe(4);
+  return journal;
+}
+
 describeMysql('undo [mariadb]', () => {
   let d: TestDeployment;
   afterEach(async () => {
@@ -50,10 +65,7 @@ describeMysql('undo [mariadb]', () => {
   it('nova re-created a provider with the deleted one\'s name: that change is refused and listed (exit 5), the rest is restored', async () => {
     d = await createTestDeployment('mysql', 'libvirt', 'ud');
     const cell = d.knex('cell1');
-    await cell('services').update({ deleted: cell.raw('id'), deleted_at: '2026-01-01 00:00:00' }).where('host', 'compute-3');
-    const journal = join(d.dir, 'orphans.jsonl');
-    const applied = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--journal', journal]);
-    expect(applied.code, applied.stderr).toBe(4);
+    const journal = await cleanupOrphansApplied(d);
     // nova-compute came back under a new node uuid and created its provider, with the same name.
     const placement = d.knex('placement');
     const [id] = await placement('resource_providers').insert({ uuid: randomUUID(), name: libvirtHypervisorHostname('compute-3'), generation: 0, created_at: '2026-06-01 00:00:00' });
@@ -84,11 +96,9 @@ describeMysql('undo [mariadb]', () => {
     d = await createTestDeployment('mysql', 'libvirt', 'ud');
     const original = await databases(d);
     const cell = d.knex('cell1');
-    await cell('services').update({ deleted: cell.raw('id'), deleted_at: '2026-01-01 00:00:00' }).where('host', 'compute-3');
+    await deleteServiceOfCompute3(d);
     const withServiceGone = await databases(d);
-    const journal = join(d.dir, 'orphans.jsonl');
-    const applied = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--journal', journal]);
-    expect(applied.code, applied.stderr).toBe(4);
+    const journal = await cleanupOrphansApplied(d, { serviceAlreadyGone: true });
     // Undo runs newest first: the compute node's row (cell) is restored, then
     // the provider's restore cannot start: its table is gone.
     const placement = d.knex('placement');
@@ -110,11 +120,7 @@ describeMysql('undo [mariadb]', () => {
 
   it('a hand-edited journal whose changes could reach other rows (empty key, a key that is an object, a table that is no identifier, an image of another row, an unknown database or unmapped cell) is refused whole: exit 127, one line, nothing restored', async () => {
     d = await createTestDeployment('mysql', 'libvirt', 'ud');
-    const cell = d.knex('cell1');
-    await cell('services').update({ deleted: cell.raw('id'), deleted_at: '2026-01-01 00:00:00' }).where('host', 'compute-3');
-    const journal = join(d.dir, 'orphans.jsonl');
-    const applied = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--journal', journal]);
-    expect(applied.code, applied.stderr).toBe(4);
+    const journal = await cleanupOrphansApplied(d);
     const afterApply = await databases(d);
     const { readFileSync, writeFileSync } = await import('node:fs');
     const lines = readFileSync(journal, 'utf8').trimEnd().split('\n');
