@@ -120,7 +120,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
  * default heap growth (up to four times what survived the last full
  * collection) lets garbage pile up to twice the live data: the audit of
  * 100,000 hosts peaked at 620 MB with 260 MB live. Growing by 30% at a time
- * holds it to 460 MB, for about 0.8 s more collection there and nothing
+ * holds it to 460-500 MB, for about 0.8 s more collection there and nothing
  * measurable at 30,000 hosts (bench/README.md, "Memory"). Set here rather
  * than at process start: a changed flag makes V8 refuse the code cache of
  * Node's built-in modules loaded after it (the drivers, and the built-ins
