@@ -20,7 +20,8 @@ import { WriteFailed, writeJournaled } from './journaled-write.js';
 import { utcNowString } from '../db/time.js';
 import type { Change } from '../domain/plan.js';
 import { planNodeMoves, type NodeMoveOptions, type NodeMovePlan } from '../domain/node-move.js';
-import { ReconcileError } from '../errors.js';
+import { failedAfterChanges, ReconcileError } from '../errors.js';
+import { describeDriverError } from '../db/driver-errors.js';
 import { deploymentIdentity, withApplyLock, type ApplyResult } from './apply-plan.js';
 import { journalHeader, defaultJournalPath, openJournal, type JournalSettings, type JournalWriter } from './journal.js';
 import { readSnapshot } from './read-snapshot.js';
@@ -85,8 +86,22 @@ export async function ironicComputeNodeMove(d: Deployment, nodeUuid: string, des
     } catch (err) {
       // nova-manage's one line: a changed row (or writers that kept winning it) changed nothing.
       if (err instanceof CasConflict) throw fail(`${err.message}; nothing was changed.`);
-      // A failed precondition or driver error, as it was thrown.
-      if (err instanceof WriteFailed) throw err.cause;
+      if (err instanceof WriteFailed) {
+        // A failed precondition or driver error before COMMIT, as it was thrown: nothing was written.
+        if (!err.committing) throw err.cause;
+        // COMMIT went out and its answer was lost: the server may have moved the node.
+        throw failedAfterChanges(
+          new ReconcileError(
+            'connection',
+            `the ${db.label} was lost while committing the move of compute node ${nodeUuid} to ${destinationHost} (${describeDriverError(err.cause)}); whether the move committed is unknown`,
+            {
+              hint: `the journal ${journal?.path ?? '(none)'} holds the change: \`nova-reconcile undo\` of it, without --apply, says whether it committed (exit 3: it did; exit 0: it did not), and with --apply moves the node back`,
+              cause: err.cause,
+            },
+          ),
+          true,
+        );
+      }
       throw err;
     } finally {
       journal?.close();

@@ -2,10 +2,13 @@
 // on SQLite and MariaDB: every precondition in nova-manage's order with its
 // message ("An error has occurred:" and one line, exit 255, nothing changed),
 // then the move itself, journaled and undoable.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
+import { describeMysql } from '../helpers/mysql.js';
+import { startProxy } from '../helpers/tcp-proxy.js';
 import { createTestDeployment, describeEachDialect, type TestDeployment } from '../helpers/test-deployment.js';
 import { insertComputeNode } from '../../src/sandbox/rows.js';
 import { IRONIC_FAILOVER } from '../../src/sandbox/scenarios/ironic-failover.js';
@@ -92,4 +95,54 @@ describeEachDialect('db ironic_compute_node_move', (dialect) => {
     expect(undo.code, undo.stdout + undo.stderr).toBe(4);
     expect(await cellDump(cell)).toEqual(before);
   });
+});
+
+describeMysql('db ironic_compute_node_move: the connection goes while its COMMIT is in flight', () => {
+  it('exit 255 with one line saying the outcome is unknown, the hint naming the journal; the server did move the node, undo says so (exit 3) and moves it back', async () => {
+    const d = await createTestDeployment('mysql', 'ironic-failover', 'ic');
+    const api = d.knex('api');
+    const direct = d.url('cell1');
+    try {
+      const cell = d.knex('cell1');
+      // What the test above does step by step: a movable node (its service known and forced down, the duplicate gone).
+      const dead = (await cell('services').where('host', DEAD).first()) as { id: number };
+      await cell('compute_nodes').update({ service_id: dead.id }).where('uuid', N);
+      await cell('services').update({ forced_down: 1 }).where('host', DEAD);
+      const u2 = (await cell('compute_nodes').where('uuid', U2).first()) as { id: number };
+      await cell('compute_nodes').update({ deleted: u2.id, deleted_at: '2026-01-01 00:00:00' }).where('id', u2.id);
+      const before = await cellDump(cell);
+
+      // The cell database through a proxy that lets the first COMMIT reach the server and withholds its answer.
+      const target = new URL(direct.replace(/^mysql\+pymysql:/, 'mysql:'));
+      const proxy = await startProxy({ host: target.hostname, port: Number(target.port || 3306) }, () => true);
+      const viaProxy = direct.replace(/@[^/]+\//, `@127.0.0.1:${proxy.port}/`);
+      expect(viaProxy).not.toBe(direct);
+      await api('cell_mappings').update({ database_connection: viaProxy }).where('uuid', d.dbs.cellUuids.cell1);
+      const conf = join(d.dir, 'via-proxy.conf');
+      writeFileSync(conf, readFileSync(d.confPath, 'utf8').replace(`connection = ${direct}\n`, `connection = ${viaProxy}\n`));
+      const journal = join(d.dir, 'cut.jsonl');
+      const r = await runBin(['--config-file', conf, 'db', 'ironic_compute_node_move', '--ironic-node-uuid', N, '--destination-host', LIVE, '--journal', journal]);
+      await proxy.refuse();
+      await api('cell_mappings').update({ database_connection: direct }).where('uuid', d.dbs.cellUuids.cell1);
+
+      expect(r.code, r.stdout + r.stderr).toBe(255);
+      const lines = r.stdout.trimEnd().split('\n');
+      expect(lines[0]).toBe('An error has occurred:');
+      expect(lines, r.stdout).toHaveLength(2);
+      expect(lines[1]).toMatch(new RegExp(`was lost while committing the move of compute node ${N} to ${LIVE} \\(.+\\); whether the move committed is unknown$`));
+      expect(r.stdout + r.stderr).not.toMatch(/rolled back|^\s+at /m);
+      expect(r.stderr).toContain(journal);
+      // The server committed: the node and its instance are on the destination.
+      const cn = (await cell('compute_nodes').where('uuid', N).first()) as { host: string };
+      expect(cn.host).toBe(LIVE);
+      const dry = await runBin([...d.args, 'undo', journal]);
+      expect(dry.code, dry.stdout + dry.stderr).toBe(3);
+      const undo = await runBin([...d.args, 'undo', journal, '--apply', '--journal', join(d.dir, 'undo.jsonl')]);
+      expect(undo.code, undo.stdout + undo.stderr).toBe(4);
+      expect(await cellDump(cell)).toEqual(before);
+    } finally {
+      await api('cell_mappings').update({ database_connection: direct }).where('uuid', d.dbs.cellUuids.cell1);
+      await d.cleanup();
+    }
+  }, 60_000);
 });
