@@ -83,8 +83,8 @@ export const auditCommand: CommandSpec<AuditOptions> = {
     5: null,
     2: 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, the Ironic API unreachable, refusing the [ironic] credentials or failing part-way, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services), the --metrics-file could not be written',
     127: 'invalid usage or input: an unknown cell, a cell name several cells share, an unknown --host or --kind, an unreadable or malformed --ironic-nodes file, a --metrics-file in a directory that does not exist',
-    130: null,
-    143: null,
+    130: 'interrupted by Ctrl-C (SIGINT); read-only: no database was changed',
+    143: 'stopped by SIGTERM; read-only: no database was changed',
   }),
   examples: [
     'nova-reconcile audit',

@@ -50,8 +50,8 @@ export const computeNodeListCommand: CommandSpec<ComputeNodeListOptions> = {
     5: null,
     2: 'could not run: configuration, a database unreachable, the Ironic API unreachable, refusing the credentials or failing part-way',
     127: 'invalid usage or input: an unknown --cell, a cell name several cells share, a malformed --ironic-nodes file',
-    130: null,
-    143: null,
+    130: 'interrupted by Ctrl-C (SIGINT); read-only: no database was changed',
+    143: 'stopped by SIGTERM; read-only: no database was changed',
   }),
   examples: [
     'nova-reconcile compute_node list --host ironic-compute-0',

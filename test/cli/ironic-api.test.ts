@@ -4,10 +4,11 @@
 // Keystone catalog, and every error path (401, no endpoint, 5xx, a timeout,
 // a listing cut part-way) exiting 2 with one line and nothing changed. The
 // conformance tier runs the same client against the real ironic-api.
+import { spawn } from 'node:child_process';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runBin, type CliResult } from '../helpers/cli.js';
+import { BIN, runBin, type CliResult } from '../helpers/cli.js';
 import { snapshotDeployment } from '../helpers/db-checksum.js';
 import { resetPages, startFakeIronic, type FakeIronic } from '../helpers/fake-ironic.js';
 import { createTestDeployment, describeEachDialect, type TestDeployment } from '../helpers/test-deployment.js';
@@ -228,6 +229,34 @@ describe('the Ironic API: Keystone and error paths (SQLite)', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^nova-reconcile: error: cannot list the ironic nodes from the Ironic API at http:\/\/127\.0\.0\.1:\d+: no complete answer from http:\/\/127\.0\.0\.1:\d+ within 1 s;/);
     expect(r.ms).toBeLessThan(20_000);
+  });
+
+  it('a read-only command stopped while it waits (Ctrl-C, SIGTERM) exits 130 / 143 at once, prints nothing on stdout, changes nothing', async () => {
+    configure(d, ['auth_type = none', `endpoint_override = ${fake.url}/baremetal`, 'timeout = 30']);
+    const before = await snapshotDeployment(d);
+    for (const [command, signal, code] of [
+      [['audit'], 'SIGINT', 130],
+      [['compute_node', 'list'], 'SIGTERM', 143],
+    ] as const) {
+      resetPages(fake);
+      fake.fault = { kind: 'hang', onPage: 1 };
+      const child = spawn(process.execPath, [BIN, ...d.args, ...command], { env: { PATH: process.env['PATH'], HOME: '/nonexistent-home' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const closed = new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+      // It waits on the hanging Ironic: give it time to get there, then stop it.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(child.exitCode, `${command.join(' ')} ended before the signal: ${stderr}`).toBeNull();
+      const started = Date.now();
+      child.kill(signal);
+      const exit = await closed;
+      expect(exit, `${command.join(' ')}: ${stderr}`).toBe(code);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(stdout).toBe('');
+    }
+    expect(await snapshotDeployment(d)).toEqual(before);
   });
 
   it('connection refused (Ironic down) after the retries: exit 2', async () => {
