@@ -3,9 +3,8 @@
 // five times (its instance, its consumer row, each of its allocations), a
 // host four times (service, node, instances, mapping), and a state such as
 // 'active' or 'nova-compute' once per row. Read through one pool, equal
-// strings become one string in memory: at 100,000 hosts that is the
-// difference between reading the snapshot and holding it twice
-// (bench/README.md, "Memory").
+// strings become one string in memory: at 100,000 hosts the snapshot's
+// records took 161.5 MB instead of 234.5 MB (bench/README.md, "Memory").
 //
 // Only columns whose values repeat across rows or tables go through the pool:
 // a column of unique values (a service's uuid, a row's created_at) would only
