@@ -22,7 +22,6 @@ export function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 export function groupBy<K, V>(items: readonly V[], keyOf: (item: V) => K | undefined): Map<K, V[]> {
   // Pass 1: each item's group, by number, and each group's size.
   const groupOf = new Map<K, number>();
-  const keys: K[] = [];
   const sizes: number[] = [];
   const itemGroup = new Int32Array(items.length);
   items.forEach((item, i) => {
@@ -33,9 +32,8 @@ export function groupBy<K, V>(items: readonly V[], keyOf: (item: V) => K | undef
     }
     let g = groupOf.get(k);
     if (g === undefined) {
-      g = keys.length;
+      g = sizes.length;
       groupOf.set(k, g);
-      keys.push(k);
       sizes.push(0);
     }
     itemGroup[i] = g;
@@ -43,14 +41,15 @@ export function groupBy<K, V>(items: readonly V[], keyOf: (item: V) => K | undef
   });
   // Pass 2: each group filled in place, in item order.
   const lists = sizes.map((n) => new Array<V>(n));
-  const filled = new Int32Array(keys.length);
+  const filled = new Int32Array(sizes.length);
   items.forEach((item, i) => {
     const g = itemGroup[i] as number;
     if (g < 0) return;
     (lists[g] as V[])[filled[g] as number] = item;
     filled[g] = (filled[g] as number) + 1;
   });
+  // groupOf holds the keys in first-seen order: the same map, now to the groups.
   const groups = new Map<K, V[]>();
-  keys.forEach((k, g) => groups.set(k, lists[g] as V[]));
+  for (const [k, g] of groupOf) groups.set(k, lists[g] as V[]);
   return groups;
 }

@@ -59,7 +59,7 @@ export async function readJournalFor(deployment: Deployment, path: string, allow
       hint: 'run undo with the --config-file of the deployment the journal came from',
     });
   // Every cell a change names must be mapped now: found missing half-way, the undo would stop with some changes restored.
-  const mapped = new Set((await deployment.cellMappings()).map((m) => m.uuid));
+  const mapped = new Set(here.cells);
   const unmapped = journal.changes.find((c) => c.target.db === 'cell' && !mapped.has(c.target.cellUuid));
   if (unmapped !== undefined && unmapped.target.db === 'cell')
     throw new ReconcileError('not-found', `the journal ${path} has a change (${unmapped.seq}) in cell ${unmapped.target.cellUuid}, which is not in cell_mappings; nothing was restored`, {
