@@ -204,7 +204,11 @@ function auditProgress(ctx: CommandContext, verbose: boolean): { hooks: Pick<Aud
   let auditing = false;
   return {
     hooks: {
-      progress: (text) => line.phase(text.replace(/…$/, '')),
+      progress: (text) => {
+        // A read between two checks (the allocations, streamed after the index is built) is a phase of its own.
+        auditing = false;
+        line.phase(text.replace(/…$/, ''));
+      },
       onStep: (step, index, total) => {
         if (!auditing) line.phase('auditing', total);
         auditing = true;

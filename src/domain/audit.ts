@@ -9,14 +9,13 @@
 // whose node lives in an unread cell would look stale. Scoping to one cell
 // (AuditOptions.cellUuid) filters the findings, not the reading.
 import type { AllocationRec, ComputeNodeRec, HostMappingRec, InstanceRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
-import { FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import { isServiceUp, parseNaiveUtc } from './liveness.js';
 import { ironicTruthArgs, orphanReason, orphanWithInstancesFix, unmanagedGroupOf, unmanagedWithInstancesFix } from './orphan-nodes.js';
-import { NOVA_RESOURCE_CLASSES } from './placement-audit.js';
-import { findPlacementGaps } from './audit-placement.js';
+import { allocationChecks, type AllocationChecks } from './audit-allocations.js';
+import { findDeletedNodesWithProvider } from './audit-placement.js';
 import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-providers.js';
-import { hostKey, indexSnapshot, nodeKey, providerTree, serviceKey, type SnapshotIndex } from './snapshot-index.js';
-import { pushTo, shellWord } from './text-and-maps.js';
+import { hostKey, indexSnapshot, nodeKey, providerTree, serviceKey, withAllocations, type SnapshotIndex } from './snapshot-index.js';
+import { groupBy, pushTo, shellWord } from './text-and-maps.js';
 
 export { FINDING_KINDS, type Finding, type FindingKind, type FindingValue, type StaleAllocationClass } from './finding.js';
 import { FINDING_KINDS, type Finding, type FindingKind, type FindingValue, type StaleAllocationClass } from './finding.js';
@@ -52,43 +51,76 @@ interface Audit {
   readonly out: Finding[];
 }
 
-export function auditSnapshot(snapshot: Snapshot, options: AuditOptions = {}): Finding[] {
+/**
+ * An audit whose allocations arrive one consumer at a time (issue 20: the
+ * audit command streams them from placement and never holds the table).
+ * `snapshot` is everything else; its placement allocations are not looked
+ * at. Call `consumer` once per consumer with all of its allocations, then
+ * `finish` once, with the allocations `consumer` asked to keep.
+ */
+export interface StreamedAudit {
+  /** True when the allocations must be passed to finish (they touch a stale provider tree). */
+  consumer(consumerUuid: string, allocations: readonly AllocationRec[]): boolean;
+  finish(kept: readonly AllocationRec[]): Finding[];
+}
+
+export function openAudit(snapshot: Snapshot, options: AuditOptions = {}): StreamedAudit {
   const step = options.onStep ?? (() => undefined);
-  const placementChecks: ReadonlyArray<readonly [string, (a: Audit) => void]> =
-    snapshot.placement === undefined
-      ? []
-      : [
-          ['compute nodes without a provider', findNodesWithoutProvider],
-          ['stale providers', findStaleProviders],
-          ['provider name conflicts', findNameConflicts],
-          ['misplaced allocations', findMisplacedAllocations],
-          ['placement gaps', (a) => {
-            for (const f of findPlacementGaps(a.ix)) add(a, f);
-          }],
-        ];
+  const out: Finding[] = [];
+  const report = (finding: Finding): void => {
+    out.push(finding);
+  };
+  const allocationCheck = (ix: SnapshotIndex): AllocationChecks | undefined => (snapshot.placement === undefined ? undefined : allocationChecks(ix, report));
+  const placementChecks = (allocations: AllocationChecks): ReadonlyArray<readonly [string, (a: Audit) => void]> => [
+    ['compute nodes without a provider', findNodesWithoutProvider],
+    ['stale providers', findStaleProviders],
+    ['provider name conflicts', findNameConflicts],
+    ['placement gaps', (a) => {
+      for (const f of [...allocations.instancesWithoutAllocation(), ...findDeletedNodesWithProvider(a.ix)]) add(a, f);
+    }],
+  ];
+  const checkCount = snapshot.placement === undefined ? 4 : 8;
+  step('indexing the snapshot', 0, checkCount);
+  const ix = indexSnapshot(snapshot);
+  const allocations = allocationCheck(ix);
   const checks: ReadonlyArray<readonly [string, (a: Audit) => void]> = [
     ['host mappings', findMappingProblems],
     ['orphan compute nodes', findOrphanNodes],
     ['duplicate compute nodes', findDuplicateNodes],
-    ...placementChecks,
+    ...(allocations === undefined ? [] : placementChecks(allocations)),
     ['nodes of dead services', findNodesOfDeadServices],
   ];
-  step('indexing the snapshot', 0, checks.length);
-  const a: Audit = { s: snapshot, ix: indexSnapshot(snapshot), options, orphans: new Set(), out: [] };
-  checks.forEach(([name, check], i) => {
-    step(`checking ${name}`, i, checks.length);
-    check(a);
-  });
-  step('done', checks.length, checks.length);
-  // Every finding is computed on the whole deployment; the scope only selects (as for the plan commands).
-  const host = options.host === undefined ? undefined : hostKey(options.host);
-  const scoped = a.out.filter(
-    (f) =>
-      (options.cellUuid === undefined || f.cellUuid === options.cellUuid) &&
-      (options.kinds === undefined || options.kinds.includes(f.kind)) &&
-      (host === undefined || (typeof f.objects['host'] === 'string' && hostKey(f.objects['host']) === host)),
-  );
-  return sortFindings(scoped, snapshot.cells.map((c) => c.uuid));
+  return {
+    consumer(consumerUuid, rows) {
+      return allocations?.consumer(consumerUuid, rows) ?? false;
+    },
+    finish(kept) {
+      // The kept allocations are every allocation on a stale provider tree, and every allocation of the consumers on one.
+      const a: Audit = { s: snapshot, ix: allocations === undefined ? ix : withAllocations(ix, kept), options, orphans: new Set(), out };
+      checks.forEach(([name, check], i) => {
+        step(`checking ${name}`, i, checks.length);
+        check(a);
+      });
+      step('done', checks.length, checks.length);
+      // Every finding is computed on the whole deployment; the scope only selects (as for the plan commands).
+      const host = options.host === undefined ? undefined : hostKey(options.host);
+      const scoped = out.filter(
+        (f) =>
+          (options.cellUuid === undefined || f.cellUuid === options.cellUuid) &&
+          (options.kinds === undefined || options.kinds.includes(f.kind)) &&
+          (host === undefined || (typeof f.objects['host'] === 'string' && hostKey(f.objects['host']) === host)),
+      );
+      return sortFindings(scoped, snapshot.cells.map((c) => c.uuid));
+    },
+  };
+}
+
+/** The audit of a snapshot held whole: its allocations go through the same per-consumer checks. */
+export function auditSnapshot(snapshot: Snapshot, options: AuditOptions = {}): Finding[] {
+  const audit = openAudit(snapshot, options);
+  const kept: AllocationRec[] = [];
+  for (const [consumerUuid, rows] of groupBy(snapshot.placement?.allocations ?? [], (x) => x.consumerUuid)) if (audit.consumer(consumerUuid, rows)) kept.push(...rows);
+  return audit.finish(kept);
 }
 
 /** Findings per kind, every kind present (0 when clean). */
@@ -542,86 +574,6 @@ function findNameConflicts(a: Audit): void {
       });
     }
   }
-}
-
-/**
- * A live instance whose allocations sit on another live node's provider tree
- * (an evacuation whose source never cleaned up, a resize gone wrong). Sharing
- * providers and providers that are not compute nodes are where allocations
- * legitimately live too; stale providers are reported as stale allocations;
- * an instance with an active migration is between two nodes by design.
- */
-function findMisplacedAllocations(a: Audit): void {
-  const nodeByKey = new Map<string, ComputeNodeRec>();
-  for (const n of a.ix.liveNodes) nodeByKey.set(nodeKey(n.cellUuid, n.host, n.hypervisorHostname), n);
-  // The live compute node whose (non-sharing) provider tree a provider belongs to, once per provider.
-  const holderOf = new Map<number, ComputeNodeRec | undefined>();
-  const nodeHolding = (providerId: number): ComputeNodeRec | undefined => {
-    if (holderOf.has(providerId)) return holderOf.get(providerId);
-    const rp = a.ix.providerById.get(providerId);
-    const root = rp === undefined ? undefined : ((rp.rootId === null ? undefined : a.ix.providerById.get(rp.rootId)) ?? rp);
-    const sharing = rp === undefined || root === undefined || rp.traits.includes(SHARING_TRAIT) || root.traits.includes(SHARING_TRAIT);
-    const holder = sharing ? undefined : a.ix.liveNodeByUuid.get(root.uuid);
-    holderOf.set(providerId, holder);
-    return holder;
-  };
-  const migrating = new Set<string>();
-  for (const m of a.s.migrations) if (m.instanceUuid !== null && !FINAL_MIGRATION_STATES.includes(m.status ?? '')) migrating.add(m.instanceUuid);
-  for (const i of a.s.instances) {
-    if (i.host === null || i.node === null || migrating.has(i.uuid)) continue;
-    const own = nodeByKey.get(nodeKey(i.cellUuid, i.host, i.node));
-    if (own === undefined) continue;
-    const others = new Map<string, ComputeNodeRec>();
-    for (const x of a.ix.allocationsOfConsumer.get(i.uuid) ?? []) {
-      const holder = nodeHolding(x.providerId);
-      if (holder !== undefined && holder.uuid !== own.uuid) others.set(holder.uuid ?? '', holder);
-    }
-    if (others.size === 0) continue;
-    const nodes = [...others.values()].sort((x, y) => compare(x.uuid ?? '', y.uuid ?? ''));
-    const ironic = own.hypervisorType === 'ironic';
-    const mine = (a.ix.allocationsOfConsumer.get(i.uuid) ?? []).filter((x) => nodeHolding(x.providerId)?.uuid === own.uuid);
-    const elsewhere = (a.ix.allocationsOfConsumer.get(i.uuid) ?? []).filter((x) => {
-      const holder = nodeHolding(x.providerId);
-      return holder !== undefined && holder.uuid !== own.uuid;
-    });
-    add(a, {
-      kind: 'allocation-on-other-node',
-      cellUuid: i.cellUuid,
-      summary: `instance ${i.uuid} runs on ${i.host}/${i.node} but has allocations on the provider of ${nodes.map((n) => `${n.host ?? '-'}/${n.hypervisorHostname ?? '-'}`).join(', ')}`,
-      objects: { instance_uuid: i.uuid, host: i.host, node: i.node, node_uuid: own.uuid, provider_uuids: nodes.map((n) => n.uuid ?? '') },
-      suggestion: misplacedFix(i.uuid, ironic, mine.length > 0, elsewhere, a.ix),
-    });
-  }
-}
-
-/**
- * The instance is not on those providers' nodes and no migration is active,
- * which is exactly nova's orphaned allocation: `placement audit --delete`
- * removes that provider's share and keeps the rest (§3.1). Nova's audit only
- * looks at its standard classes, so custom (ironic) ones need
- * --all-resource-classes. When the instance has nothing on its own node,
- * removing the share would not help: its allocations must be rewritten onto
- * its node, which nova does through the Placement API (heal_allocations
- * --force); an in-use ironic node has capacity 0 there (reserved = total), so
- * only a direct write can (nova-reconcile placement heal_allocations).
- */
-function misplacedFix(instanceUuid: string, ironic: boolean, hasOwn: boolean, elsewhere: readonly AllocationRec[], ix: SnapshotIndex): string {
-  if (!hasOwn)
-    return ironic
-      ? `nova-reconcile placement heal_allocations --instance ${instanceUuid} --force`
-      : `nova-manage placement heal_allocations --instance ${instanceUuid} --force`;
-  const byProvider = new Map<string, AllocationRec[]>();
-  for (const x of elsewhere) {
-    const uuid = ix.providerById.get(x.providerId)?.uuid;
-    if (uuid !== undefined) pushTo(byProvider, uuid, x);
-  }
-  return [...byProvider]
-    .sort(([x], [y]) => compare(x, y))
-    .map(([uuid, xs]) => {
-      const allClasses = xs.some((x) => NOVA_RESOURCE_CLASSES.includes(x.resourceClass)) ? '' : ' --all-resource-classes';
-      return `nova-reconcile placement audit${allClasses} --resource_provider ${uuid} --delete`;
-    })
-    .join(' && ');
 }
 
 // ---------------------------------------------------------------------------

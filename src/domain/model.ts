@@ -160,6 +160,13 @@ export interface PlacementSnapshot {
   readonly inventories: readonly InventoryRec[];
   readonly allocations: readonly AllocationRec[];
   readonly consumers: readonly ConsumerRec[];
+  /**
+   * True when the allocations and consumers were not read (left empty) and
+   * the inventories are only those of root providers without the
+   * COMPUTE_NODE trait: the audit's read, which streams the allocations
+   * (db/placement/snapshot-reads.ts). Planners never get such a snapshot.
+   */
+  readonly streamed?: true;
 }
 
 /** Nova's final migration states; every other status is "in progress" (§3.1). */

@@ -126,6 +126,18 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
   };
 }
 
+/**
+ * The index with these allocations in place of the snapshot's (the audit's:
+ * it streams the allocations and keeps only those its provider checks need).
+ */
+export function withAllocations(ix: SnapshotIndex, allocations: readonly AllocationRec[]): SnapshotIndex {
+  return {
+    ...ix,
+    allocationsOnProvider: groupBy(allocations, (a) => a.providerId),
+    allocationsOfConsumer: groupBy(allocations, (a) => a.consumerUuid),
+  };
+}
+
 /** The footprint of a unit's changes in this snapshot (Unit.footprint): a consumer brings every provider it holds allocations on. */
 export function unitFootprint(ix: SnapshotIndex, changes: readonly PlannedChange[]): string[] {
   return footprintOfChanges(changes, (consumer) => (ix.allocationsOfConsumer.get(consumer) ?? []).map((a) => a.providerId));

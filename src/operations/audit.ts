@@ -1,10 +1,13 @@
 // `audit`: read a snapshot of every cell and placement, and list what is
-// inconsistent. Read-only: nothing here opens a transaction.
+// inconsistent. Read-only: nothing here opens a transaction. The allocations
+// are not part of the snapshot: they are streamed afterwards, one consumer
+// at a time, and only those on stale provider trees are kept (issue 20:
+// memory that does not grow with the allocations table).
 import type { Deployment } from '../db/deployment.js';
-import { auditSnapshot, type Finding, type FindingKind } from '../domain/audit.js';
+import { openAudit, type Finding, type FindingKind } from '../domain/audit.js';
 import { checkScopeNames } from '../domain/plan-scope.js';
-import type { CellRec, IronicOrigin } from '../domain/model.js';
-import { readSnapshot, type IronicSource } from './read-snapshot.js';
+import type { AllocationRec, CellRec, IronicOrigin } from '../domain/model.js';
+import { readSnapshot, streamAllocations, type IronicSource } from './read-snapshot.js';
 import { resolveCellArgument } from './scope.js';
 
 export interface AuditRunOptions {
@@ -29,17 +32,26 @@ export interface AuditResult {
 export async function runAudit(deployment: Deployment, options: AuditRunOptions): Promise<AuditResult> {
   const cellUuid = options.cell === undefined ? undefined : await resolveCellArgument(deployment, options.cell);
   const snapshot = await readSnapshot(deployment, {
-    placement: true,
+    placement: 'audit',
     ...(options.ironic === undefined ? {} : { ironic: options.ironic }),
     ...(options.progress === undefined ? {} : { progress: options.progress }),
   });
   if (options.host !== undefined) checkScopeNames(snapshot, { host: options.host });
-  const findings = auditSnapshot(snapshot, {
+  const audit = openAudit(snapshot, {
     ...(cellUuid === undefined ? {} : { cellUuid }),
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.kinds === undefined ? {} : { kinds: options.kinds }),
     ...(options.ironic?.kind === 'file' ? { ironicNodesFile: options.ironic.file } : {}),
     ...(options.onStep === undefined ? {} : { onStep: options.onStep }),
   });
+  const kept: AllocationRec[] = [];
+  await streamAllocations(
+    deployment,
+    (consumerUuid, rows) => {
+      if (audit.consumer(consumerUuid, rows)) kept.push(...rows);
+    },
+    options.progress,
+  );
+  const findings = audit.finish(kept);
   return { findings, cells: snapshot.cells, ironicOrigin: snapshot.ironicOrigin };
 }

@@ -9,11 +9,11 @@ import type { Database } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
 import { readHostMappings } from '../db/api/snapshot-reads.js';
 import { readActiveMigrations, readComputeNodes, readLiveInstances, readServices } from '../db/cell/snapshot-reads.js';
-import { readPlacement } from '../db/placement/snapshot-reads.js';
+import { readPlacement, streamAllocationsByConsumer, type PlacementRead } from '../db/placement/snapshot-reads.js';
 import { StringPool } from '../db/string-pool.js';
 import { describeDriverError } from '../db/driver-errors.js';
 import { implausibleList, ironicListCoverage, parseIronicNodes } from '../domain/ironic-nodes.js';
-import type { CellRec, ComputeNodeRec, InstanceRec, IronicNodeRec, IronicOrigin, MigrationRec, PlacementSnapshot, ServiceRec, Snapshot } from '../domain/model.js';
+import type { AllocationRec, CellRec, ComputeNodeRec, InstanceRec, IronicNodeRec, IronicOrigin, MigrationRec, PlacementSnapshot, ServiceRec, Snapshot } from '../domain/model.js';
 import { ReconcileError, isReconcileError } from '../errors.js';
 import { describeFileError, errnoOf, readTextFile } from '../files.js';
 import { fanOutInOrder } from './fan-out.js';
@@ -30,8 +30,12 @@ export type IronicSource =
   | { readonly kind: 'read'; readonly nodes: readonly IronicNodeRec[]; readonly origin: IronicOrigin };
 
 export interface ReadSnapshotOptions {
-  /** Read placement too; without it Snapshot.placement is undefined. */
-  readonly placement: boolean;
+  /**
+   * Read placement too; without it Snapshot.placement is undefined. 'audit':
+   * without allocations and consumers, which the audit streams afterwards
+   * (PlacementSnapshot.streamed).
+   */
+  readonly placement: boolean | 'audit';
   readonly ironic?: IronicSource;
   /**
    * Read only this cell's databases, for per-cell views (compute_node list).
@@ -74,12 +78,12 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   const api = await deployment.api();
   // Opened before any cell is read, so a missing [placement_database] or an
   // unreachable server fails at once.
-  const placementDb = options.placement ? await deployment.placement() : undefined;
+  const placementDb = options.placement === false ? undefined : await deployment.placement();
   progress(`reading host mappings from the API database (${api.target.display})…`);
 
   // Shared by every database read, so that a uuid or host held by several tables is one string (db/string-pool.ts).
   const pool = new StringPool();
-  const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, progress);
+  const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, options.placement === 'audit' ? 'audit' : 'whole', progress);
   // Handled right away so that a failure here cannot go unhandled while the cells are read.
   placementRead.catch(() => undefined);
   const [hostMappings, cellParts] = await Promise.all([
@@ -220,11 +224,30 @@ async function readCell(db: Database, cell: CellMapping, pool: StringPool, progr
   return { services, computeNodes, instances, migrations };
 }
 
-async function readPlacementOf(db: Database, pool: StringPool, progress: (line: string) => void): Promise<PlacementSnapshot> {
+async function readPlacementOf(db: Database, pool: StringPool, read: PlacementRead, progress: (line: string) => void): Promise<PlacementSnapshot> {
   progress(`reading the placement database (${db.target.display})…`);
   try {
-    return await readPlacement(db.knex, pool);
+    return await readPlacement(db.knex, pool, read);
   } catch (err) {
+    throw new ReconcileError('connection', `cannot read the ${db.label}: ${describeDriverError(err)}`, { cause: err });
+  }
+}
+
+/**
+ * Every allocation in placement, one consumer at a time (the audit's read:
+ * streamAllocationsByConsumer), after a readSnapshot with placement 'audit'.
+ */
+export async function streamAllocations(
+  deployment: Deployment,
+  onConsumer: (consumerUuid: string, allocations: AllocationRec[]) => void,
+  progress: (line: string) => void = () => undefined,
+): Promise<number> {
+  const db = await deployment.placement();
+  progress(`reading the allocations from the placement database (${db.target.display}), one consumer at a time…`);
+  try {
+    return await streamAllocationsByConsumer(db.knex, onConsumer);
+  } catch (err) {
+    if (isReconcileError(err)) throw err;
     throw new ReconcileError('connection', `cannot read the ${db.label}: ${describeDriverError(err)}`, { cause: err });
   }
 }

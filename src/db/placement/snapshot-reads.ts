@@ -3,16 +3,35 @@
 // names attached in memory, so 100,000 allocation rows share a handful of
 // class-name strings instead of carrying one each. Traits and aggregate
 // counts are read per page of providers, by id range, never per provider.
+//
+// The audit reads less (issue 20): no consumers, the inventories of the
+// providers that could be pre-Train compute nodes only, and the allocations
+// not at all: it streams them afterwards, one consumer at a time
+// (streamAllocationsByConsumer), so they are never held whole.
 import type { Knex } from 'knex';
 import type { AllocationRec, ConsumerRec, InventoryRec, PlacementSnapshot, ProviderRec } from '../../domain/model.js';
+import { COMPUTE_NODE_TRAIT } from '../../domain/model.js';
+import { hostKey } from '../../domain/snapshot-index.js';
 import { KEYSET_BATCH, readTable } from '../keyset.js';
 import { pushTo } from '../../domain/text-and-maps.js';
 import type { StringPool } from '../string-pool.js';
 
 type Value = string | number | null;
 
-export async function readPlacement(db: Knex, pool: StringPool): Promise<PlacementSnapshot> {
+/**
+ * `whole`: every table, for the planners. `audit`: providers, and the
+ * inventories of root providers without the COMPUTE_NODE trait (the only
+ * ones the audit looks at: isTraitlessComputeProvider); allocations and
+ * consumers are left empty and PlacementSnapshot.streamed says so.
+ */
+export type PlacementRead = 'whole' | 'audit';
+
+export async function readPlacement(db: Knex, pool: StringPool, read: PlacementRead = 'whole'): Promise<PlacementSnapshot> {
   const [classNames, traitNames] = await Promise.all([readNames(db, 'resource_classes'), readNames(db, 'traits')]);
+  if (read === 'audit') {
+    const [providers, inventories] = await Promise.all([readProviders(db, traitNames, pool), readInventories(db, classNames, withoutComputeNodeTrait(db, traitNames))]);
+    return { providers, inventories, allocations: [], consumers: [], streamed: true };
+  }
   // Concurrent on as many connections as the pool has; each table stays one keyset walk.
   const [providers, inventories, allocations, consumers] = await Promise.all([
     readProviders(db, traitNames, pool),
@@ -21,6 +40,15 @@ export async function readPlacement(db: Knex, pool: StringPool): Promise<Placeme
     readConsumers(db, pool),
   ]);
   return { providers, inventories, allocations, consumers };
+}
+
+/** Inventories of root providers that do not carry COMPUTE_NODE (a provider given the trait between the two reads is judged without inventory: not stale). */
+function withoutComputeNodeTrait(db: Knex, traitNames: ReadonlyMap<number, string>): (q: Knex.QueryBuilder) => Knex.QueryBuilder {
+  const traitId = [...traitNames].find(([, name]) => name === COMPUTE_NODE_TRAIT)?.[0];
+  return (q) => {
+    const roots = q.whereIn('resource_provider_id', db('resource_providers').select('id').whereNull('parent_provider_id'));
+    return traitId === undefined ? roots : roots.whereNotIn('resource_provider_id', db('resource_provider_traits').select('resource_provider_id').where('trait_id', traitId));
+  };
 }
 
 async function readNames(db: Knex, table: 'resource_classes' | 'traits'): Promise<Map<number, string>> {
@@ -102,10 +130,14 @@ interface InventoryRow {
   readonly allocation_ratio: number | string;
 }
 
-async function readInventories(db: Knex, classNames: ReadonlyMap<number, string>): Promise<InventoryRec[]> {
+async function readInventories(db: Knex, classNames: ReadonlyMap<number, string>, where?: (q: Knex.QueryBuilder) => Knex.QueryBuilder): Promise<InventoryRec[]> {
   return readTable(
     db,
-    { table: 'inventories', columns: ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'] },
+    {
+      table: 'inventories',
+      columns: ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'],
+      ...(where === undefined ? {} : { where }),
+    },
     (r: InventoryRow) => ({
       id: Number(r.id),
       providerId: Number(r.resource_provider_id),
@@ -129,19 +161,82 @@ interface AllocationRow {
   readonly used: number;
 }
 
+const ALLOCATION_COLUMNS = ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] as const;
+
+function allocationRecord(r: AllocationRow, classNames: ReadonlyMap<number, string>, consumerUuid: string): AllocationRec {
+  return {
+    id: Number(r.id),
+    providerId: Number(r.resource_provider_id),
+    consumerUuid,
+    resourceClassId: Number(r.resource_class_id),
+    resourceClass: className(classNames, Number(r.resource_class_id)),
+    used: Number(r.used),
+  };
+}
+
 async function readAllocations(db: Knex, classNames: ReadonlyMap<number, string>, pool: StringPool): Promise<AllocationRec[]> {
-  return readTable(
-    db,
-    { table: 'allocations', columns: ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] },
-    (r: AllocationRow) => ({
-      id: Number(r.id),
-      providerId: Number(r.resource_provider_id),
-      consumerUuid: pool.get(r.consumer_id),
-      resourceClassId: Number(r.resource_class_id),
-      resourceClass: className(classNames, Number(r.resource_class_id)),
-      used: Number(r.used),
-    }),
-  );
+  return readTable(db, { table: 'allocations', columns: ALLOCATION_COLUMNS }, (r: AllocationRow) => allocationRecord(r, classNames, pool.get(r.consumer_id)));
+}
+
+/**
+ * Every allocation, handed to `onConsumer` one consumer at a time: all of a
+ * consumer's rows in one call. The rows are read in keyset pages in
+ * (consumer_id, id) order, which allocations_consumer_id_idx serves (InnoDB's
+ * secondary index carries the primary key), the next page asked for while
+ * the current one is checked. Only the consumer being gathered is held,
+ * never the table.
+ *
+ * The database orders consumer_id by its collation (MariaDB:
+ * utf8mb4_general_ci, case- and trailing-space-insensitive; SQLite: binary),
+ * so a consumer's rows may be interleaved with those of an id that differs
+ * only in case: rows are gathered per run of ids equal under that folding
+ * (hostKey) and split by exact id when the run ends. For ids of ASCII
+ * letters, digits and dashes (every uuid) that folding is the collation's,
+ * and each consumer comes once. The collation also takes 'á' for 'a' and
+ * 'x ' for 'x': a hand-written id that differs from another only so can make
+ * a consumer come twice, which the caller must refuse (the audit does:
+ * audit-allocations.ts). Returns the number of rows read.
+ */
+export async function streamAllocationsByConsumer(
+  db: Knex,
+  onConsumer: (consumerUuid: string, allocations: AllocationRec[]) => void,
+  batchSize: number = KEYSET_BATCH,
+): Promise<number> {
+  const classNames = await readNames(db, 'resource_classes');
+  const page = (after: AllocationRow | undefined): Promise<AllocationRow[]> => {
+    const q = db('allocations').select(...ALLOCATION_COLUMNS);
+    // (consumer_id, id) > (after): written so that the range on consumer_id uses the index.
+    if (after !== undefined)
+      q.where('consumer_id', '>=', after.consumer_id).andWhere((w) => w.where('consumer_id', '>', after.consumer_id).orWhere('id', '>', Number(after.id)));
+    return q.orderBy([{ column: 'consumer_id' }, { column: 'id' }]).limit(batchSize) as unknown as Promise<AllocationRow[]>;
+  };
+  let run = new Map<string, AllocationRec[]>();
+  let runKey: string | undefined;
+  const flush = (): void => {
+    for (const [consumerUuid, rows] of run) onConsumer(consumerUuid, rows);
+    run = new Map();
+  };
+  let total = 0;
+  let next: Promise<AllocationRow[]> | undefined = page(undefined);
+  while (next !== undefined) {
+    const rows: AllocationRow[] = await next;
+    const last = rows[rows.length - 1];
+    // Asked for before this page is checked: the database works while we do.
+    next = rows.length < batchSize || last === undefined ? undefined : page(last);
+    // Handled now: a check that throws must not leave it to fail unhandled.
+    next?.catch(() => undefined);
+    total += rows.length;
+    for (const r of rows) {
+      const key = hostKey(r.consumer_id);
+      if (key !== runKey) {
+        flush();
+        runKey = key;
+      }
+      pushTo(run, r.consumer_id, allocationRecord(r, classNames, r.consumer_id));
+    }
+  }
+  flush();
+  return total;
 }
 
 interface ConsumerRow {
