@@ -37,7 +37,8 @@ export const auditCommand: CommandSpec<AuditOptions> = {
   summary: 'report every inconsistency across the API, cell and placement databases (read-only)',
   description: [
     'Reads the API database, every cell and placement, and prints one finding per problem: its kind, the cell, the objects involved and the command that fixes it. ' +
-      'Nothing is changed. Every cell must be readable: an audit that skipped a cell would call its nodes missing.',
+      'Nothing is changed. Every cell must be readable: an audit that skipped a cell would call its nodes missing. ' +
+      "Placement's allocations are read last, one consumer at a time, and not held (memory does not grow with them): a server being scheduled while the audit runs can show as an orphaned-allocation; re-run before acting on one.",
     '--cell, --host and --kind select among the findings of the whole deployment (every cell is still read); --host keeps the findings whose ' +
       'objects name the host (objects.host), so placement-only findings without a host are left out. The exit code follows the findings reported.',
     `Kinds: ${FINDING_KINDS.join(', ')}.`,
@@ -81,7 +82,7 @@ export const auditCommand: CommandSpec<AuditOptions> = {
     3: 'findings were reported; nothing changed',
     4: null,
     5: null,
-    2: 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, the Ironic API unreachable, refusing the [ironic] credentials or failing part-way, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services), the --metrics-file could not be written',
+    2: 'could not run: configuration (e.g. no [placement_database] connection), a database unreachable, the Ironic API unreachable, refusing the [ironic] credentials or failing part-way, implausible ground truth (an empty or foreign --ironic-nodes list, a cell without services, a consumer id in placement.allocations that the column collation takes for another, so that its allocations cannot be read as one), the --metrics-file could not be written',
     127: 'invalid usage or input: an unknown cell, a cell name several cells share, an unknown --host or --kind, an unreadable or malformed --ironic-nodes file, a --metrics-file in a directory that does not exist',
     130: 'interrupted by Ctrl-C (SIGINT); read-only: no database was changed',
     143: 'stopped by SIGTERM; read-only: no database was changed',

@@ -63,7 +63,9 @@ export function allocationChecks(ix: SnapshotIndex, report: (finding: Finding) =
     if (rp === undefined || root === undefined || rp.traits.includes(SHARING_TRAIT) || root.traits.includes(SHARING_TRAIT)) return undefined;
     return ix.liveNodeByUuid.get(root.uuid);
   };
-  // Every consumer checked, an instance's by the instance's own string (held anyway): the instances that hold an allocation, and the guard against a consumer that comes twice.
+  // Every consumer checked (an instance's by the instance's own string, which is held
+  // anyway): the instances that hold an allocation, and the guard against a consumer
+  // that comes twice.
   const seen = new Set<string>();
 
   return {

@@ -70,26 +70,29 @@ export function openAudit(snapshot: Snapshot, options: AuditOptions = {}): Strea
   const report = (finding: Finding): void => {
     out.push(finding);
   };
-  const allocationCheck = (ix: SnapshotIndex): AllocationChecks | undefined => (snapshot.placement === undefined ? undefined : allocationChecks(ix, report));
-  const placementChecks = (allocations: AllocationChecks): ReadonlyArray<readonly [string, (a: Audit) => void]> => [
-    ['compute nodes without a provider', findNodesWithoutProvider],
-    ['stale providers', findStaleProviders],
-    ['provider name conflicts', findNameConflicts],
-    ['placement gaps', (a) => {
-      for (const f of [...allocations.instancesWithoutAllocation(), ...findDeletedNodesWithProvider(a.ix)]) add(a, f);
-    }],
-  ];
-  const checkCount = snapshot.placement === undefined ? 4 : 8;
-  step('indexing the snapshot', 0, checkCount);
-  const ix = indexSnapshot(snapshot);
-  const allocations = allocationCheck(ix);
+  // Set once the snapshot is indexed; the placement gaps need what it saw.
+  let allocations: AllocationChecks | undefined;
+  const placementChecks: ReadonlyArray<readonly [string, (a: Audit) => void]> =
+    snapshot.placement === undefined
+      ? []
+      : [
+          ['compute nodes without a provider', findNodesWithoutProvider],
+          ['stale providers', findStaleProviders],
+          ['provider name conflicts', findNameConflicts],
+          ['placement gaps', (a) => {
+            for (const f of [...(allocations?.instancesWithoutAllocation() ?? []), ...findDeletedNodesWithProvider(a.ix)]) add(a, f);
+          }],
+        ];
   const checks: ReadonlyArray<readonly [string, (a: Audit) => void]> = [
     ['host mappings', findMappingProblems],
     ['orphan compute nodes', findOrphanNodes],
     ['duplicate compute nodes', findDuplicateNodes],
-    ...(allocations === undefined ? [] : placementChecks(allocations)),
+    ...placementChecks,
     ['nodes of dead services', findNodesOfDeadServices],
   ];
+  step('indexing the snapshot', 0, checks.length);
+  const ix = indexSnapshot(snapshot);
+  allocations = snapshot.placement === undefined ? undefined : allocationChecks(ix, report);
   return {
     consumer(consumerUuid, rows) {
       return allocations?.consumer(consumerUuid, rows) ?? false;
