@@ -32,6 +32,9 @@ export const undoCommand: CommandSpec<UndoOptions> = {
     'Like every mutating command, undo changes nothing without --apply: it then simulates the restore, in order, inside transactions ' +
       'that are rolled back, and lists what would be restored and what would be refused. A change whose restore would break a unique key ' +
       '(Nova re-created a provider with the same name or uuid since) is refused and listed, as a changed row is: a retry cannot fix it. ' +
+      'With --apply the databases are restored side by side, one change at a time in each, last change first: a change only reads and ' +
+      'writes its own database, so the order between databases changes no outcome; within a database, and within each unit across ' +
+      'databases (the crash-safety order of the apply, reversed), the order is kept. ' +
       'The undo writes its own journal, so it can be undone in turn. A journal that is corrupt, truncated, ' +
       'or was written for another deployment is refused whole, before any row is touched. So is one whose row images could name other ' +
       'rows than the ones the run changed (a hand-edited line with an empty key, a key or value that is not a number, a string or null, ' +
@@ -54,7 +57,7 @@ export const undoCommand: CommandSpec<UndoOptions> = {
     5: 'some changes were (or would be) refused because their rows changed since, their keys were taken since, or other writers kept winning the row ("lost to concurrent writers"; listed); with --apply the others were restored',
     2: 'could not run: configuration or a database unreachable',
     127: 'the journal is missing, corrupt (row images included), truncated, or for another deployment',
-    130: 'with --apply, interrupted by Ctrl-C (SIGINT): the change in flight finished, no other was started; the summary on stderr says how to finish (run the same undo again)',
+    130: 'with --apply, interrupted by Ctrl-C (SIGINT): the changes in flight (at most one per database) finished, no other was started; the summary on stderr says how to finish (run the same undo again)',
     143: 'with --apply, stopped by SIGTERM, as for 130',
   }),
   examples: [
@@ -89,7 +92,7 @@ export const undoCommand: CommandSpec<UndoOptions> = {
       if (dryRun) return undo();
       // A journal that cannot be used is refused before the lock is taken.
       await readJournalFor(d, o.journal, o.allowTruncated);
-      // Ctrl-C or SIGTERM from here on: the change in flight finishes, no other starts; a re-run finishes the undo.
+      // Ctrl-C or SIGTERM from here on: the changes in flight finish, no other starts; a re-run finishes the undo.
       const release = ctx.interrupts?.hold() ?? ((): void => undefined);
       try {
         return await withApplyLock(d, settings.lockTimeout, undo);

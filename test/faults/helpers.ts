@@ -220,6 +220,8 @@ export interface CampaignStats {
   rounds: number;
   changesPlanned: number;
   undone: number;
+  /** Undos SIGKILLed part-way (each then re-run to the end). */
+  undoKills: number;
   violations: string[];
   /** Kills per command name. */
   killsByCommand: Record<string, number>;
@@ -273,7 +275,7 @@ export async function killCampaign(
   t: CampaignTarget,
   opts: { rounds: number; killsPerCommand: number; journalDir: string; log?: (s: string) => void; dryRunStdout: (argv: readonly string[]) => Promise<{ code: number; stdout: string }> },
 ): Promise<CampaignStats> {
-  const stats: CampaignStats = { kills: 0, exitedBeforeKill: 0, invariantChecks: 0, rounds: 0, changesPlanned: 0, undone: 0, violations: [], killsByCommand: {} };
+  const stats: CampaignStats = { kills: 0, exitedBeforeKill: 0, invariantChecks: 0, rounds: 0, changesPlanned: 0, undone: 0, undoKills: 0, violations: [], killsByCommand: {} };
   const firstPlan = new Map<string, number>();
   let n = 0;
   for (let round = 0; round < opts.rounds; round++) {
@@ -325,6 +327,19 @@ export async function killCampaign(
     // Undo everything, newest journal first: what was generated comes back.
     for (const j of [...journals].reverse()) {
       if (!existsSync(j)) continue;
+      // First an undo SIGKILLed part-way: it restores the databases side by
+      // side, and must leave every unit in a state its apply passed through
+      // (the invariants); the undo below finishes it.
+      const changes = readFileSync(j, 'utf8').split('\n').filter((l) => l.includes('"type":"change"')).length;
+      if (changes > 0) {
+        const killedUndo = `${j}.undo-killed`;
+        const at = 1 + Math.floor(Math.random() * changes * 2);
+        const k = await runAndKill([...t.d.args, 'undo', j, '--apply', '--allow-truncated', '--journal', killedUndo], killedUndo, at);
+        if (k.killed) stats.undoKills++;
+        else if (k.code !== 0 && k.code !== 4) stats.violations.push(`round ${round}: undo ${j} (to be killed at line ${at}) exited ${k.code}: ${k.stderr.trim()}`);
+        stats.invariantChecks++;
+        for (const v of await t.check(journals)) stats.violations.push(`round ${round}: undo of ${j} killed at line ${at}: ${v}`);
+      }
       const u = await runQuiet([...t.d.args, 'undo', j, '--apply', '--allow-truncated', '--journal', `${j}.undo`]);
       if (u.code !== 0 && u.code !== 4) stats.violations.push(`round ${round}: undo ${j} exited ${u.code}: ${u.out.trim()}`);
       else stats.undone++;

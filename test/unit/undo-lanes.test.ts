@@ -1,0 +1,136 @@
+// undo --apply restores the databases side by side (src/operations/undo.ts,
+// runInLanes). What makes that as safe as one change at a time, checked on
+// journals of units that span the API, placement and two cells, with
+// restores of random length:
+//  - in each database one change at a time, in reverse journal order;
+//  - each unit's changes in reverse journal order across databases (the
+//    apply's crash-safety order, reversed), never two of a unit at once;
+//  - every change once; a change that throws stops every lane before its
+//    next change, without leaving a lane waiting for ever; so does stop().
+import { describe, expect, it } from 'vitest';
+import type { DbRef } from '../../src/domain/plan.js';
+import type { JournalChange } from '../../src/operations/journal.js';
+import { runInLanes, undoLanes, unitPredecessors } from '../../src/operations/undo.js';
+
+const TARGETS: readonly DbRef[] = [{ db: 'api' }, { db: 'placement' }, { db: 'cell', cellUuid: 'c1' }, { db: 'cell', cellUuid: 'c2' }];
+
+function laneOf(target: DbRef): string {
+  return target.db === 'cell' ? `cell ${target.cellUuid}` : target.db;
+}
+
+/** A seeded random journal: `units` units of 1-4 changes each in random databases, seqs interleaved as concurrent applies interleave them. */
+function journal(units: number, random: () => number): JournalChange[] {
+  const pending = Array.from({ length: units }, (_, u) => Array.from({ length: 1 + Math.floor(random() * 4) }, () => TARGETS[Math.floor(random() * TARGETS.length)] as DbRef).map((target) => ({ unit: `u${u}`, target })));
+  const out: JournalChange[] = [];
+  while (pending.some((p) => p.length > 0)) {
+    const open = pending.filter((p) => p.length > 0);
+    const next = (open[Math.floor(random() * open.length)] as Array<{ unit: string; target: DbRef }>).shift() as { unit: string; target: DbRef };
+    out.push({ type: 'change', seq: out.length + 1, unit: next.unit, target: next.target, change: {} as JournalChange['change'], rows: [] });
+  }
+  // As undo hands them over: last change first.
+  return out.sort((a, b) => b.seq - a.seq);
+}
+
+function seeded(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return x / 2147483648;
+  };
+}
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('undo lanes', () => {
+  it('groups changes by database and keeps the order given in each', () => {
+    const changes = journal(20, seeded(1));
+    const lanes = undoLanes(changes, laneOf);
+    expect(lanes.flat().map((c) => c.seq).sort((a, b) => a - b)).toEqual(changes.map((c) => c.seq).sort((a, b) => a - b));
+    for (const lane of lanes) {
+      expect(new Set(lane.map((c) => laneOf(c.target))).size).toBe(1);
+      expect(lane.map((c) => c.seq)).toEqual([...lane.map((c) => c.seq)].sort((a, b) => b - a));
+    }
+    // Two targets on one database (an API database that holds placement's tables) are one lane.
+    expect(undoLanes(changes, (t) => (t.db === 'cell' ? 'cells' : 'api+placement'))).toHaveLength(2);
+  });
+
+  it('names, for each change, the change of its unit undone just before it', () => {
+    const changes = journal(30, seeded(2));
+    const before = unitPredecessors(changes);
+    for (const c of changes) {
+      const mine = changes.filter((x) => x.unit === c.unit && x.seq > c.seq).map((x) => x.seq);
+      expect(before.get(c.seq)).toBe(mine.length === 0 ? undefined : Math.min(...mine));
+    }
+  });
+
+  for (const seed of [3, 4, 5, 6, 7]) {
+    it(`runs each database one change at a time and each unit in reverse order (seed ${seed})`, async () => {
+      const random = seeded(seed);
+      const changes = journal(40, random);
+      const started: number[] = [];
+      const ended = new Set<number>();
+      const running = new Map<string, number>();
+      const runningUnits = new Set<string>();
+      const failures = await runInLanes(
+        changes,
+        laneOf,
+        async (c) => {
+          const lane = laneOf(c.target);
+          expect(running.get(lane), `two changes of ${lane} at once`).toBeUndefined();
+          expect(runningUnits.has(c.unit), `two changes of ${c.unit} at once`).toBe(false);
+          // Every change of its unit with a higher seq is done.
+          for (const x of changes) if (x.unit === c.unit && x.seq > c.seq) expect(ended.has(x.seq), `${c.seq} before ${x.seq} of ${c.unit}`).toBe(true);
+          running.set(lane, c.seq);
+          runningUnits.add(c.unit);
+          started.push(c.seq);
+          await pause(Math.floor(random() * 3));
+          running.delete(lane);
+          runningUnits.delete(c.unit);
+          ended.add(c.seq);
+        },
+        () => false,
+      );
+      expect(failures).toEqual([]);
+      expect([...started].sort((a, b) => a - b)).toEqual(changes.map((c) => c.seq).sort((a, b) => a - b));
+      // Side by side: some change started while one of a higher seq in another lane had not ended (not one serial pass).
+      expect(started).not.toEqual(changes.map((c) => c.seq));
+    });
+  }
+
+  it('a change that throws stops every lane before its next change; the error is returned and no lane hangs', async () => {
+    const changes = journal(40, seeded(8));
+    const failAt = changes[5] as JournalChange;
+    const started: number[] = [];
+    const failures = await runInLanes(
+      changes,
+      laneOf,
+      async (c) => {
+        started.push(c.seq);
+        await pause(1);
+        if (c.seq === failAt.seq) throw new Error('boom');
+      },
+      () => false,
+    );
+    expect(failures.map((e) => (e as Error).message)).toEqual(['boom']);
+    // At most one change per other lane was in flight when it threw, and none started after.
+    expect(started.length).toBeLessThanOrEqual(6 + TARGETS.length);
+    expect(started.length).toBeLessThan(changes.length);
+  });
+
+  it('stop() ends every lane before its next change', async () => {
+    const changes = journal(40, seeded(9));
+    let runs = 0;
+    const failures = await runInLanes(
+      changes,
+      laneOf,
+      async () => {
+        runs += 1;
+        await pause(1);
+      },
+      () => runs >= 10,
+    );
+    expect(failures).toEqual([]);
+    expect(runs).toBeGreaterThanOrEqual(10);
+    expect(runs).toBeLessThanOrEqual(10 + TARGETS.length);
+  });
+});
