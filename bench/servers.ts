@@ -118,7 +118,26 @@ export async function startServers(count: number, options: StartOptions = {}): P
   }
 }
 
+/**
+ * Bootstrap a data directory, once more from scratch if the first attempt
+ * fails: a bootstrap that failed once on a loaded machine (2026-12-04, the
+ * second of two run side by side) succeeded when run again.
+ */
 async function installDataDir(binaries: Binaries, dir: string, bufferPool: string): Promise<void> {
+  try {
+    await bootstrapDataDir(binaries, dir, bufferPool);
+  } catch (first) {
+    rmSync(join(dir, 'data'), { recursive: true, force: true });
+    try {
+      await bootstrapDataDir(binaries, dir, bufferPool);
+    } catch (second) {
+      throw new Error(`${(second as Error).message}
+  (the first attempt failed too)`, { cause: first });
+    }
+  }
+}
+
+async function bootstrapDataDir(binaries: Binaries, dir: string, bufferPool: string): Promise<void> {
   const args = [
     '--no-defaults',
     `--datadir=${join(dir, 'data')}`,
@@ -144,7 +163,12 @@ async function installDataDir(binaries: Binaries, dir: string, bufferPool: strin
   liveInstalls.add(entry);
   try {
     const code = await result;
-    if (code !== 0) throw new Error(`${binaries.installDb} ${args.join(' ')} exited ${code}:\n${tail(Buffer.concat(output).toString('utf8'))}`);
+    if (code !== 0) {
+      const text = Buffer.concat(output).toString('utf8');
+      // Its own error lines come first; the tail is mostly the tool's advice.
+      const errors = text.split('\n').filter((l) => /error/i.test(l)).slice(0, 10).map((l) => `  ${l}`);
+      throw new Error(`${binaries.installDb} ${args.join(' ')} exited ${code}:\n${[...errors, tail(text, 5)].join('\n')}`);
+    }
   } finally {
     liveInstalls.delete(entry);
   }
