@@ -347,7 +347,7 @@ function checkIssue20Targets(rows: readonly ReconcileRow[]): ReconcileTarget[] {
       what: `undo of ${apply.command}, ${undo.size}: ≤ ${RECONCILE_TARGETS.maxUndoFactor}× the apply`,
       value: formatRatio(factor),
       met: factor <= RECONCILE_TARGETS.maxUndoFactor,
-      note: factor <= RECONCILE_TARGETS.maxUndoFactor ? '' : `${formatSeconds(undo.ours)} s against ${formatSeconds(apply.ours)} s: undo restores one change at a time in each database, the apply runs ${'[nova_reconcile] apply_concurrency'} units side by side`,
+      note: factor <= RECONCILE_TARGETS.maxUndoFactor ? '' : `${formatSeconds(undo.ours)} s against ${formatSeconds(apply.ours)} s: undo restores placement one change at a time and the other databases ${'[nova_reconcile] apply_concurrency'} changes at a time, the apply runs that many units side by side`,
     });
   });
   for (const r of rows) {

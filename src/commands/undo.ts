@@ -32,9 +32,10 @@ export const undoCommand: CommandSpec<UndoOptions> = {
     'Like every mutating command, undo changes nothing without --apply: it then simulates the restore, in order, inside transactions ' +
       'that are rolled back, and lists what would be restored and what would be refused. A change whose restore would break a unique key ' +
       '(Nova re-created a provider with the same name or uuid since) is refused and listed, as a changed row is: a retry cannot fix it. ' +
-      'With --apply the databases are restored side by side, one change at a time in each, last change first: a change only reads and ' +
-      'writes its own database, so the order between databases changes no outcome; within a database, and within each unit across ' +
-      'databases (the crash-safety order of the apply, reversed), the order is kept. ' +
+      'With --apply the databases are restored side by side, last change first: up to [nova_reconcile] apply_concurrency changes at a ' +
+      'time in the API and each cell database (two that touch a common row, name, uuid or host one after the other, in reverse order), ' +
+      'placement one change at a time; each unit\'s changes keep their reverse order across databases (the crash-safety order of the ' +
+      'apply, reversed). A change only reads and writes its own database, so the order between databases changes no outcome. ' +
       'The undo writes its own journal, so it can be undone in turn. A journal that is corrupt, truncated, ' +
       'or was written for another deployment is refused whole, before any row is touched. So is one whose row images could name other ' +
       'rows than the ones the run changed (a hand-edited line with an empty key, a key or value that is not a number, a string or null, ' +
@@ -57,7 +58,7 @@ export const undoCommand: CommandSpec<UndoOptions> = {
     5: 'some changes were (or would be) refused because their rows changed since, their keys were taken since, or other writers kept winning the row ("lost to concurrent writers"; listed); with --apply the others were restored',
     2: 'could not run: configuration or a database unreachable',
     127: 'the journal is missing, corrupt (row images included), truncated, or for another deployment',
-    130: 'with --apply, interrupted by Ctrl-C (SIGINT): the changes in flight (at most one per database) finished, no other was started; the summary on stderr says how to finish (run the same undo again)',
+    130: 'with --apply, interrupted by Ctrl-C (SIGINT): the changes in flight finished, no other was started; the summary on stderr says how to finish (run the same undo again)',
     143: 'with --apply, stopped by SIGTERM, as for 130',
   }),
   examples: [

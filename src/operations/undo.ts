@@ -1,7 +1,8 @@
 // Undo an applied run from its journal: changes in reverse order, each in
 // one transaction, every row restored as a compare-and-swap against its
-// after-image; with --apply, the databases side by side, one change at a
-// time in each (undoLanes). A change whose rows moved since is refused and reported; the
+// after-image; with --apply, the databases side by side, several changes at
+// a time in the API and cell databases, one at a time in placement
+// (undoLanes, runInLanes). A change whose rows moved since is refused and reported; the
 // rest go on. So is a change a retry can never make succeed (a duplicate
 // key: Nova re-created a provider with that name). The undo writes its own
 // journal (before and after swapped), so an undo can itself be undone.
@@ -18,7 +19,7 @@ import type { Database } from '../db/connect.js';
 import { describeDriverError, isConstraintError } from '../db/driver-errors.js';
 import { restoreRows, type RestoreOutcome } from '../db/restore-rows.js';
 import { CasConflict, type Row, type RowImage } from '../db/row-images.js';
-import { describeTarget, type DbRef } from '../domain/plan.js';
+import { describeTarget, footprintOfChanges, type DbRef } from '../domain/plan.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { databaseFor, deploymentIdentity } from './apply-plan.js';
 import { writeJournaled, WriteFailed } from './journaled-write.js';
@@ -132,7 +133,12 @@ export async function undoJournal(deployment: Deployment, path: string, options:
       // a unit's changes in that order across lanes too (runInLanes).
       const failures = await runInLanes(
         changes,
-        (target) => laneOf(deployment, mappings, target),
+        {
+          laneOf: (target) => laneOf(deployment, mappings, target),
+          // Placement one change at a time: units side by side there lost to deadlocks (11dd6e2).
+          widthOf: (target) => (target.db === 'placement' ? 1 : deployment.config.reconcile.applyConcurrency),
+          keysOf: changeKeys,
+        },
         async (entry) => {
           items.push(await restoreOne(entry));
         },
@@ -183,55 +189,98 @@ export function undoLanes(changes: readonly JournalChange[], laneOf: (target: Db
   return [...lanes.values()];
 }
 
+/** How `undo --apply` runs the changes of its lanes. */
+export interface LaneOptions {
+  /** The lane of a change's database (undoLanes). */
+  readonly laneOf: (target: DbRef) => string;
+  /** How many changes of that database may run at once (1: one after the other). */
+  readonly widthOf: (target: DbRef) => number;
+  /** What a change touches; two changes of one lane that share a key run in lane order. */
+  readonly keysOf: (change: JournalChange) => readonly string[];
+}
+
 /**
- * For each change, the change of the same unit undone just before it (the
- * next higher seq of that unit), if any: the apply ordered a unit's changes
- * across databases for crash safety (placement is released before a compute
- * node row goes away), so the undo restores them in the exact reverse order
- * even when they are in different lanes. Every wait is on a higher seq and
- * every lane runs in descending seq, so the change with the highest seq not
- * yet done is never waiting: the lanes cannot wait on each other in a cycle.
+ * Run `run` on every change, in lanes (undoLanes) side by side. In a lane,
+ * up to widthOf changes at a time, taken in lane order (descending seq); a
+ * change starts only after every earlier change of its lane it shares a key
+ * with (a row, a name, a uuid, a host: changeKeys) and after the change of
+ * its unit undone before it (unitPredecessors). Every wait is on a higher
+ * seq, so the change with the highest seq not yet done never waits: nothing
+ * waits in a cycle. A change that throws stops every lane before its next
+ * change, as `stop()` does; the changes in flight finish. The errors are
+ * returned, in no order.
  */
-/**
- * Run `run` on every change, in lanes (undoLanes) side by side, each change
- * after the one of its unit undone before it (unitPredecessors). A change
- * that throws stops every lane before its next change (the changes in
- * flight finish), as `stop()` does; the errors are returned, in no order.
- */
-export async function runInLanes(
-  changes: readonly JournalChange[],
-  laneOf: (target: DbRef) => string,
-  run: (change: JournalChange) => Promise<void>,
-  stop: () => boolean,
-): Promise<unknown[]> {
+export async function runInLanes(changes: readonly JournalChange[], lanes: LaneOptions, run: (change: JournalChange) => Promise<void>, stop: () => boolean): Promise<unknown[]> {
   let failed = false;
+  const errors: unknown[] = [];
   const after = unitPredecessors(changes);
   const finished = new Map(changes.map((c) => [c.seq, settledSignal()] as const));
-  const settled = await Promise.allSettled(
-    undoLanes(changes, laneOf).map(async (lane) => {
+  await Promise.all(
+    undoLanes(changes, lanes.laneOf).map(async (lane) => {
+      const width = lane[0] === undefined ? 1 : Math.max(1, lanes.widthOf(lane[0].target));
+      // For each change, the last earlier lane-mate per shared key (those wait on theirs in turn).
+      const holder = new Map<string, number>();
+      const mates = new Map<number, number[]>();
+      for (const c of lane) {
+        const waits = new Set<number>();
+        for (const key of lanes.keysOf(c)) {
+          const previous = holder.get(key);
+          // A key named twice by one change is not a wait on itself.
+          if (previous !== undefined && previous !== c.seq) waits.add(previous);
+          holder.set(key, c.seq);
+        }
+        mates.set(c.seq, [...waits]);
+      }
+      const running = new Set<Promise<void>>();
       try {
         for (const entry of lane) {
           const before = after.get(entry.seq);
-          if (before !== undefined) await finished.get(before)?.done;
-          if (failed || stop()) return;
-          try {
-            await run(entry);
-          } catch (err) {
-            failed = true;
-            throw err;
-          } finally {
-            finished.get(entry.seq)?.settle();
-          }
+          for (const seq of [...(mates.get(entry.seq) ?? []), ...(before === undefined ? [] : [before])]) await finished.get(seq)?.done;
+          while (running.size >= width) await Promise.race(running);
+          if (failed || stop()) break;
+          const task = (async (): Promise<void> => {
+            try {
+              await run(entry);
+            } catch (err) {
+              failed = true;
+              errors.push(err);
+            } finally {
+              finished.get(entry.seq)?.settle();
+            }
+          })();
+          running.add(task);
+          void task.then(() => running.delete(task));
         }
+        await Promise.all(running);
       } finally {
         // A lane that stops wakes whoever waits on its changes (they stop too).
         for (const entry of lane) finished.get(entry.seq)?.settle();
       }
     }),
   );
-  return settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+  return errors;
 }
 
+/**
+ * What a journaled change touches, for runInLanes: every row it wrote (its
+ * database, table and key, from the row images) and the keys the apply's
+ * scheduler gives it (footprintOfChanges: node and hypervisor names,
+ * instance ids, provider ids, names and uuids, consumers, hosts), which also
+ * cover values unique across rows (a name freed by one unit and taken by
+ * another).
+ */
+export function changeKeys(change: JournalChange): string[] {
+  const db = describeTarget(change.target);
+  return [...footprintOfChanges([{ change: change.change, reason: '' }], () => []), ...change.rows.map((r) => `${db}|${r.table}|${JSON.stringify(r.key)}`)];
+}
+
+/**
+ * For each change, the change of the same unit undone just before it (the
+ * next higher seq of that unit), if any: the apply ordered a unit's changes
+ * across databases for crash safety (placement is released before a compute
+ * node row goes away), so the undo restores them in the exact reverse order
+ * even when they are in different lanes.
+ */
 export function unitPredecessors(changes: readonly JournalChange[]): Map<number, number> {
   const last = new Map<string, number>();
   const before = new Map<number, number>();

@@ -2,7 +2,9 @@
 // runInLanes). What makes that as safe as one change at a time, checked on
 // journals of units that span the API, placement and two cells, with
 // restores of random length:
-//  - in each database one change at a time, in reverse journal order;
+//  - in each database at most its width of changes at a time, and two that
+//    touch a common row or name in reverse journal order, one after the
+//    other (width 1: the whole database one change at a time);
 //  - each unit's changes in reverse journal order across databases (the
 //    apply's crash-safety order, reversed), never two of a unit at once;
 //  - every change once; a change that throws stops every lane before its
@@ -10,7 +12,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DbRef } from '../../src/domain/plan.js';
 import type { JournalChange } from '../../src/operations/journal.js';
-import { runInLanes, undoLanes, unitPredecessors } from '../../src/operations/undo.js';
+import { changeKeys, runInLanes, undoLanes, unitPredecessors, type LaneOptions } from '../../src/operations/undo.js';
 
 const TARGETS: readonly DbRef[] = [{ db: 'api' }, { db: 'placement' }, { db: 'cell', cellUuid: 'c1' }, { db: 'cell', cellUuid: 'c2' }];
 
@@ -40,6 +42,15 @@ function seeded(seed: number): () => number {
 }
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Width 1 everywhere, no keys: each database one change at a time. */
+const SERIAL: LaneOptions = { laneOf, widthOf: () => 1, keysOf: () => [] };
+
+/** Each change touches one or two of a few rows per database (so some share one). */
+function rowKeys(changes: readonly JournalChange[], random: () => number): (c: JournalChange) => readonly string[] {
+  const keys = new Map(changes.map((c) => [c.seq, Array.from({ length: 1 + Math.floor(random() * 2) }, () => `${laneOf(c.target)}|row${Math.floor(random() * 8)}`)] as const));
+  return (c) => keys.get(c.seq) ?? [];
+}
 
 describe('undo lanes', () => {
   it('groups changes by database and keeps the order given in each', () => {
@@ -73,7 +84,7 @@ describe('undo lanes', () => {
       const runningUnits = new Set<string>();
       const failures = await runInLanes(
         changes,
-        laneOf,
+        SERIAL,
         async (c) => {
           const lane = laneOf(c.target);
           expect(running.get(lane), `two changes of ${lane} at once`).toBeUndefined();
@@ -97,13 +108,64 @@ describe('undo lanes', () => {
     });
   }
 
+  for (const seed of [10, 11, 12, 13]) {
+    it(`with width 3, runs at most 3 changes of a database at once, those sharing a row in reverse order, and each unit in reverse order (seed ${seed})`, async () => {
+      const random = seeded(seed);
+      const changes = journal(40, random);
+      const keysOf = rowKeys(changes, random);
+      const ended = new Set<number>();
+      const running = new Map<string, Set<number>>();
+      let overlapped = false;
+      const failures = await runInLanes(
+        changes,
+        { laneOf, widthOf: (t) => (t.db === 'placement' ? 1 : 3), keysOf },
+        async (c) => {
+          const lane = laneOf(c.target);
+          const now = running.get(lane) ?? new Set<number>();
+          running.set(lane, now);
+          expect(now.size, `${lane} over its width`).toBeLessThan(c.target.db === 'placement' ? 1 : 3);
+          if (now.size > 0) overlapped = true;
+          // Every earlier change of its lane that shares a key, and every earlier change of its unit, is done.
+          for (const x of changes) {
+            if (x.seq <= c.seq) continue;
+            const sharesKey = laneOf(x.target) === lane && keysOf(x).some((k) => keysOf(c).includes(k));
+            if (sharesKey || x.unit === c.unit) expect(ended.has(x.seq), `${c.seq} before ${x.seq}`).toBe(true);
+          }
+          now.add(c.seq);
+          await pause(Math.floor(random() * 3));
+          now.delete(c.seq);
+          ended.add(c.seq);
+        },
+        () => false,
+      );
+      expect(failures).toEqual([]);
+      expect(ended.size).toBe(changes.length);
+      expect(overlapped).toBe(true);
+    });
+  }
+
+  it("a journaled change's keys are its rows and the apply's footprint keys", () => {
+    const change = {
+      type: 'change',
+      seq: 1,
+      unit: 'u',
+      target: { db: 'cell', cellUuid: 'c1' },
+      change: { kind: 'soft-delete-compute-node', target: { db: 'cell', cellUuid: 'c1' }, id: 7, uuid: 'n', host: 'h', hypervisorHostname: 'Node-7' },
+      rows: [{ table: 'compute_nodes', key: { id: 7 }, before: null, after: null }],
+    } as unknown as JournalChange;
+    const keys = changeKeys(change);
+    expect(keys).toContain('cell c1|compute_nodes|{"id":7}');
+    expect(keys.some((k) => k.includes('hypervisor:node-7'))).toBe(true);
+    expect(keys.some((k) => k.includes('compute-node:7'))).toBe(true);
+  });
+
   it('a change that throws stops every lane before its next change; the error is returned and no lane hangs', async () => {
     const changes = journal(40, seeded(8));
     const failAt = changes[5] as JournalChange;
     const started: number[] = [];
     const failures = await runInLanes(
       changes,
-      laneOf,
+      { ...SERIAL, widthOf: () => 3 },
       async (c) => {
         started.push(c.seq);
         await pause(1);
@@ -112,8 +174,8 @@ describe('undo lanes', () => {
       () => false,
     );
     expect(failures.map((e) => (e as Error).message)).toEqual(['boom']);
-    // At most one change per other lane was in flight when it threw, and none started after.
-    expect(started.length).toBeLessThanOrEqual(6 + TARGETS.length);
+    // At most three changes per lane were in flight when it threw, and none started after.
+    expect(started.length).toBeLessThanOrEqual(6 + 3 * TARGETS.length);
     expect(started.length).toBeLessThan(changes.length);
   });
 
@@ -122,7 +184,7 @@ describe('undo lanes', () => {
     let runs = 0;
     const failures = await runInLanes(
       changes,
-      laneOf,
+      SERIAL,
       async () => {
         runs += 1;
         await pause(1);
