@@ -131,13 +131,15 @@ export async function undoJournal(deployment: Deployment, path: string, options:
     } else {
       // One lane per database, side by side, each in reverse journal order;
       // a unit's changes in that order across lanes too (runInLanes).
+      // A change whose keys are unknown could share a unique value with any other: then each database one change at a time.
+      const keyed = changes.every((c) => changeKeys(c) !== undefined);
       const failures = await runInLanes(
         changes,
         {
           laneOf: (target) => laneOf(deployment, mappings, target),
           // Placement one change at a time: units side by side there lost to deadlocks (11dd6e2).
-          widthOf: (target) => (target.db === 'placement' ? 1 : deployment.config.reconcile.applyConcurrency),
-          keysOf: changeKeys,
+          widthOf: (target) => (target.db === 'placement' || !keyed ? 1 : deployment.config.reconcile.applyConcurrency),
+          keysOf: (c) => changeKeys(c) ?? [],
         },
         async (entry) => {
           items.push(await restoreOne(entry));
@@ -215,27 +217,33 @@ export async function runInLanes(changes: readonly JournalChange[], lanes: LaneO
   const errors: unknown[] = [];
   const after = unitPredecessors(changes);
   const finished = new Map(changes.map((c) => [c.seq, settledSignal()] as const));
-  await Promise.all(
-    undoLanes(changes, lanes.laneOf).map(async (lane) => {
-      const width = lane[0] === undefined ? 1 : Math.max(1, lanes.widthOf(lane[0].target));
-      // For each change, the last earlier lane-mate per shared key (those wait on theirs in turn).
-      const holder = new Map<string, number>();
-      const mates = new Map<number, number[]>();
-      for (const c of lane) {
-        const waits = new Set<number>();
-        for (const key of lanes.keysOf(c)) {
-          const previous = holder.get(key);
-          // A key named twice by one change is not a wait on itself.
-          if (previous !== undefined && previous !== c.seq) waits.add(previous);
-          holder.set(key, c.seq);
-        }
-        mates.set(c.seq, [...waits]);
+  // Every lane's waits are worked out before any change runs, so nothing that
+  // could throw here can leave a lane running behind a failed undo.
+  const plans = undoLanes(changes, lanes.laneOf).map((lane) => {
+    const width = lane[0] === undefined ? 1 : Math.max(1, lanes.widthOf(lane[0].target));
+    // For each change, the last earlier lane-mate per shared key (those wait on theirs in turn).
+    const holder = new Map<string, number>();
+    const waits = new Map<number, number[]>();
+    for (const c of lane) {
+      const mine = new Set<number>();
+      for (const key of lanes.keysOf(c)) {
+        const previous = holder.get(key);
+        // A key named twice by one change is not a wait on itself.
+        if (previous !== undefined && previous !== c.seq) mine.add(previous);
+        holder.set(key, c.seq);
       }
+      const before = after.get(c.seq);
+      if (before !== undefined) mine.add(before);
+      waits.set(c.seq, [...mine]);
+    }
+    return { lane, width, waits };
+  });
+  await Promise.all(
+    plans.map(async ({ lane, width, waits }) => {
       const running = new Set<Promise<void>>();
       try {
         for (const entry of lane) {
-          const before = after.get(entry.seq);
-          for (const seq of [...(mates.get(entry.seq) ?? []), ...(before === undefined ? [] : [before])]) await finished.get(seq)?.done;
+          for (const seq of waits.get(entry.seq) ?? []) await finished.get(seq)?.done;
           while (running.size >= width) await Promise.race(running);
           if (failed || stop()) break;
           const task = (async (): Promise<void> => {
@@ -267,11 +275,18 @@ export async function runInLanes(changes: readonly JournalChange[], lanes: LaneO
  * scheduler gives it (footprintOfChanges: node and hypervisor names,
  * instance ids, provider ids, names and uuids, consumers, hosts), which also
  * cover values unique across rows (a name freed by one unit and taken by
- * another).
+ * another). Undefined for a change kind this version does not know.
  */
-export function changeKeys(change: JournalChange): string[] {
+export function changeKeys(change: JournalChange): string[] | undefined {
   const db = describeTarget(change.target);
-  return [...footprintOfChanges([{ change: change.change, reason: '' }], () => []), ...change.rows.map((r) => `${db}|${r.table}|${JSON.stringify(r.key)}`)];
+  let footprint: string[];
+  try {
+    footprint = footprintOfChanges([{ change: change.change, reason: '' }], () => []);
+  } catch {
+    // A change kind this version does not know (a hand-edited or newer journal): its unique values are unknown.
+    return undefined;
+  }
+  return [...footprint, ...change.rows.map((r) => `${db}|${r.table}|${JSON.stringify(r.key)}`)];
 }
 
 /**

@@ -153,10 +153,28 @@ describe('undo lanes', () => {
       change: { kind: 'soft-delete-compute-node', target: { db: 'cell', cellUuid: 'c1' }, id: 7, uuid: 'n', host: 'h', hypervisorHostname: 'Node-7' },
       rows: [{ table: 'compute_nodes', key: { id: 7 }, before: null, after: null }],
     } as unknown as JournalChange;
-    const keys = changeKeys(change);
+    const keys = changeKeys(change) ?? [];
     expect(keys).toContain('cell c1|compute_nodes|{"id":7}');
     expect(keys.some((k) => k.includes('hypervisor:node-7'))).toBe(true);
     expect(keys.some((k) => k.includes('compute-node:7'))).toBe(true);
+    // A kind this version does not know: no keys (undo then restores each database one change at a time).
+    expect(changeKeys({ ...change, change: { ...change.change, kind: 'future-kind' } } as unknown as JournalChange)).toBeUndefined();
+  });
+
+  it('works out every wait before any change runs: a keysOf that throws runs nothing', async () => {
+    const changes = journal(10, seeded(14));
+    let runs = 0;
+    await expect(
+      runInLanes(
+        changes,
+        { laneOf, widthOf: () => 2, keysOf: (c) => (c.seq === 1 ? (() => { throw new Error('bad keys'); })() : []) },
+        async () => {
+          runs += 1;
+        },
+        () => false,
+      ),
+    ).rejects.toThrow('bad keys');
+    expect(runs).toBe(0);
   });
 
   it('a change that throws stops every lane before its next change; the error is returned and no lane hangs', async () => {
