@@ -132,14 +132,15 @@ export async function undoJournal(deployment: Deployment, path: string, options:
       // One lane per database, side by side, each in reverse journal order;
       // a unit's changes in that order across lanes too (runInLanes).
       // A change whose keys are unknown could share a unique value with any other: then each database one change at a time.
-      const keyed = changes.every((c) => changeKeys(c) !== undefined);
+      const keys = new Map(changes.map((c) => [c.seq, changeKeys(c)] as const));
+      const keyed = [...keys.values()].every((k) => k !== undefined);
       const failures = await runInLanes(
         changes,
         {
           laneOf: (target) => laneOf(deployment, mappings, target),
           // Placement one change at a time: units side by side there lost to deadlocks (11dd6e2).
           widthOf: (target) => (target.db === 'placement' || !keyed ? 1 : deployment.config.reconcile.applyConcurrency),
-          keysOf: (c) => changeKeys(c) ?? [],
+          keysOf: (c) => keys.get(c.seq) ?? [],
         },
         async (entry) => {
           items.push(await restoreOne(entry));
@@ -178,12 +179,10 @@ export async function undoJournal(deployment: Deployment, path: string, options:
  * reads and writes rows of its own database, and its compare-and-swap is
  * against those rows, so the order between databases changes no outcome;
  * within a database it does (a provider is re-created before allocations
- * are put back on it), and each lane keeps it. Within a unit the order
- * across databases is kept as well (unitPredecessors), so an undo stopped
- * half-way leaves every unit in a state its apply passed through. Lanes run
- * side by side, so no two changes of one database ever run at once: the
- * deadlocks that stopped a concurrent undo within placement (11dd6e2) cannot
- * arise between lanes.
+ * are put back on it), and each lane keeps it for the changes that share
+ * a row or a unique value (runInLanes). Within a unit the order across
+ * databases is kept as well (unitPredecessors), so an undo stopped half-way
+ * leaves every unit in a state its apply passed through.
  */
 export function undoLanes(changes: readonly JournalChange[], laneOf: (target: DbRef) => string): JournalChange[][] {
   const lanes = new Map<string, JournalChange[]>();
@@ -220,7 +219,8 @@ export async function runInLanes(changes: readonly JournalChange[], lanes: LaneO
   // Every lane's waits are worked out before any change runs, so nothing that
   // could throw here can leave a lane running behind a failed undo.
   const plans = undoLanes(changes, lanes.laneOf).map((lane) => {
-    const width = lane[0] === undefined ? 1 : Math.max(1, lanes.widthOf(lane[0].target));
+    // The narrowest of its databases: an API database that holds placement's tables is one lane, run as placement is.
+    const width = Math.max(1, lane.reduce((w, c) => Math.min(w, lanes.widthOf(c.target)), Number.POSITIVE_INFINITY));
     // For each change, the last earlier lane-mate per shared key (those wait on theirs in turn).
     const holder = new Map<string, number>();
     const waits = new Map<number, number[]>();
@@ -278,7 +278,6 @@ export async function runInLanes(changes: readonly JournalChange[], lanes: LaneO
  * another). Undefined for a change kind this version does not know.
  */
 export function changeKeys(change: JournalChange): string[] | undefined {
-  const db = describeTarget(change.target);
   let footprint: string[];
   try {
     footprint = footprintOfChanges([{ change: change.change, reason: '' }], () => []);
@@ -286,7 +285,7 @@ export function changeKeys(change: JournalChange): string[] | undefined {
     // A change kind this version does not know (a hand-edited or newer journal): its unique values are unknown.
     return undefined;
   }
-  return [...footprint, ...change.rows.map((r) => `${db}|${r.table}|${JSON.stringify(r.key)}`)];
+  return [...footprint, ...change.rows.map((img) => rowKey(change, img))];
 }
 
 /**
@@ -327,10 +326,14 @@ function laneOf(deployment: Deployment, mappings: readonly CellMapping[], target
   return url === undefined || url === '' ? describeTarget(target) : `url ${url}`;
 }
 
+/** One row of a change's database: database, table and key. */
+function rowKey(entry: JournalChange, img: RowImage): string {
+  return `${describeTarget(entry.target)}|${img.table}|${JSON.stringify(img.key)}`;
+}
+
 /** For a change and one of its rows: the before-images of that row in the journal's earlier changes. */
 function earlierImages(changes: readonly JournalChange[]): (entry: JournalChange, img: RowImage) => ReadonlyArray<Row | null> {
   const byRow = new Map<string, Array<{ seq: number; before: Row | null }>>();
-  const rowKey = (entry: JournalChange, img: RowImage): string => `${describeTarget(entry.target)}|${img.table}|${JSON.stringify(img.key)}`;
   for (const entry of changes) {
     for (const img of entry.rows) {
       const k = rowKey(entry, img);

@@ -144,6 +144,26 @@ describe('undo lanes', () => {
     });
   }
 
+  it('a lane of two databases (an API database that holds placement) runs as its narrowest: one change at a time', async () => {
+    const changes = journal(30, seeded(15)).filter((c) => c.target.db === 'api' || c.target.db === 'placement');
+    let running = 0;
+    let most = 0;
+    const failures = await runInLanes(
+      changes,
+      { laneOf: () => 'api+placement', widthOf: (t) => (t.db === 'placement' ? 1 : 3), keysOf: () => [] },
+      async () => {
+        running += 1;
+        most = Math.max(most, running);
+        await pause(1);
+        running -= 1;
+      },
+      () => false,
+    );
+    expect(failures).toEqual([]);
+    expect(changes.some((c) => c.target.db === 'placement') && changes.some((c) => c.target.db === 'api')).toBe(true);
+    expect(most).toBe(1);
+  });
+
   it("a journaled change's keys are its rows and the apply's footprint keys", () => {
     const change = {
       type: 'change',
