@@ -24,7 +24,7 @@ import { FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import { NOVA_RESOURCE_CLASSES } from './placement-audit.js';
 import { isStaleComputeProvider } from './stale-providers.js';
 import { nodeKey, type SnapshotIndex } from './snapshot-index.js';
-import { pushTo } from './text-and-maps.js';
+import { compareText, pushTo } from './text-and-maps.js';
 
 export interface AllocationChecks {
   /**
@@ -108,10 +108,6 @@ export function allocationChecks(ix: SnapshotIndex, report: (finding: Finding) =
   };
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /**
  * A live instance whose allocations sit on another live node's provider tree
  * (an evacuation whose source never cleaned up, a resize gone wrong). Sharing
@@ -144,7 +140,7 @@ function checkMisplaced(
     }
   }
   if (others.size === 0) return;
-  const nodes = [...others.values()].sort((x, y) => compare(x.uuid ?? '', y.uuid ?? ''));
+  const nodes = [...others.values()].sort((x, y) => compareText(x.uuid ?? '', y.uuid ?? ''));
   report({
     kind: 'allocation-on-other-node',
     cellUuid: i.cellUuid,
@@ -176,7 +172,7 @@ function misplacedFix(instanceUuid: string, ironic: boolean, hasOwn: boolean, el
     if (uuid !== undefined) pushTo(byProvider, uuid, x);
   }
   return [...byProvider]
-    .sort(([x], [y]) => compare(x, y))
+    .sort(([x], [y]) => compareText(x, y))
     .map(([uuid, xs]) => {
       const allClasses = xs.some((x) => NOVA_RESOURCE_CLASSES.includes(x.resourceClass)) ? '' : ' --all-resource-classes';
       return `nova-reconcile placement audit${allClasses} --resource_provider ${uuid} --delete`;

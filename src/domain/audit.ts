@@ -15,7 +15,7 @@ import { allocationChecks, type AllocationChecks } from './audit-allocations.js'
 import { findDeletedNodesWithProvider } from './audit-placement.js';
 import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-providers.js';
 import { hostKey, indexSnapshot, nodeKey, providerTree, serviceKey, withAllocations, type SnapshotIndex } from './snapshot-index.js';
-import { groupBy, pushTo, shellWord } from './text-and-maps.js';
+import { compareText, groupBy, pushTo, shellWord } from './text-and-maps.js';
 
 export { FINDING_KINDS, type Finding, type FindingKind, type FindingValue, type StaleAllocationClass } from './finding.js';
 import { FINDING_KINDS, type Finding, type FindingKind, type FindingValue, type StaleAllocationClass } from './finding.js';
@@ -141,12 +141,8 @@ function sortFindings(findings: readonly Finding[], cellOrder: readonly string[]
     return i < 0 ? cellOrder.length : i;
   };
   return [...findings].sort(
-    (x, y) => (kindRank.get(x.kind) ?? 0) - (kindRank.get(y.kind) ?? 0) || cellRank(x) - cellRank(y) || compare(x.cellUuid ?? '', y.cellUuid ?? '') || compare(x.summary, y.summary),
+    (x, y) => (kindRank.get(x.kind) ?? 0) - (kindRank.get(y.kind) ?? 0) || cellRank(x) - cellRank(y) || compareText(x.cellUuid ?? '', y.cellUuid ?? '') || compareText(x.summary, y.summary),
   );
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function add(a: Audit, finding: Finding): void {
