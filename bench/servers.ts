@@ -87,6 +87,8 @@ export interface StartOptions {
   readonly progress?: (line: string) => void;
   /** innodb_buffer_pool_size (default 64M). */
   readonly bufferPool?: string;
+  /** More mariadbd options, e.g. a global --sql-mode for a test. */
+  readonly serverArgs?: readonly string[];
 }
 
 /**
@@ -108,7 +110,7 @@ export async function startServers(count: number, options: StartOptions = {}): P
     const ports = await freePorts(count);
     // The bootstrap of each data directory is independent; run them side by side.
     await Promise.all(ports.map((_, i) => installDataDir(binaries, join(root, `s${i + 1}`), options.bufferPool ?? '64M')));
-    for (const [i, port] of ports.entries()) started.push(launch(binaries, root, join(root, `s${i + 1}`), port, options.bufferPool ?? '64M'));
+    for (const [i, port] of ports.entries()) started.push(launch(binaries, root, join(root, `s${i + 1}`), port, options.bufferPool ?? '64M', options.serverArgs ?? []));
     await Promise.all(started.map((r) => waitReady(r)));
     for (const r of started) progress(`extra MariaDB server on 127.0.0.1:${r.extra.server.port} (pid ${r.extra.pid}, ${r.extra.dir}) is ready`);
     return started.map((r) => r.extra);
@@ -174,7 +176,7 @@ async function bootstrapDataDir(binaries: Binaries, dir: string, bufferPool: str
   }
 }
 
-function launch(binaries: Binaries, root: string, dir: string, port: number, bufferPool: string): Running {
+function launch(binaries: Binaries, root: string, dir: string, port: number, bufferPool: string, serverArgs: readonly string[]): Running {
   const errorLog = join(dir, 'error.log');
   const args = [
     '--no-defaults',
@@ -194,6 +196,7 @@ function launch(binaries: Binaries, root: string, dir: string, port: number, buf
     '--character-set-server=utf8mb4',
     '--collation-server=utf8mb4_general_ci',
     '--max-connections=200',
+    ...serverArgs,
   ];
   // Its own process group: a Ctrl-C in the terminal reaches the benchmark,
   // which then stops the server itself, in order.

@@ -15,6 +15,14 @@ export type Dialect = 'mysql' | 'sqlite';
 
 export interface Database {
   readonly knex: Knex;
+  /**
+   * The pool the write path's transactions run on (journaled-write.ts, the
+   * apply's held cell transaction, undo), opened on first use. On MySQL its
+   * connections accept several statements in one packet, for
+   * db/statement-batch.ts (docs/SQL-BINDING.md: a pool of its own, and the
+   * session's sql_mode read back); on SQLite, and when absent, it is `knex`.
+   */
+  readonly writer?: () => Knex;
   readonly dialect: Dialect;
   /** What the database is, for messages: "API database mysql://127.0.0.1:3306/nova_api". */
   readonly label: string;
@@ -39,8 +47,11 @@ export interface OpenOptions {
  */
 const KNEX_LOG: Knex.Logger = { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined };
 
-/** Counts every SQL statement sent, across all databases of the process. */
+/** Counts every packet of SQL sent (a batch of statements is one), across all databases of the process. */
 export const roundTrips = { count: 0 };
+
+/** The writer pool of each database opened here, if it was opened: closeDatabase closes it too. */
+const openWriters = new WeakMap<Database, () => Knex | undefined>();
 
 /**
  * Open a database and prove it answers: one `SELECT 1` is run so that an
@@ -55,11 +66,20 @@ export async function openDatabase(target: DbTarget, options: OpenOptions): Prom
     throw new ReconcileError('connection', `cannot open the ${label}: file ${target.filename} does not exist`, { hint: connectionHint(target) });
   }
   const timeoutMs = Math.max(1, Math.round(options.connectTimeout * 1000));
-  const knex = target.kind === 'mysql' ? mysqlKnex(target, timeoutMs, options.poolMax ?? 2) : sqliteKnex(target, timeoutMs);
-  knex.on('query', () => {
-    roundTrips.count += 1;
-  });
-  const db: Database = { knex, dialect: target.kind, label, target };
+  const countRoundTrips = (k: Knex): Knex =>
+    k.on('query', () => {
+      roundTrips.count += 1;
+    });
+  const knex = countRoundTrips(target.kind === 'mysql' ? mysqlKnex(target, timeoutMs, options.poolMax ?? 2, false) : sqliteKnex(target, timeoutMs));
+  let writer: Knex | undefined;
+  const db: Database = {
+    knex,
+    ...(target.kind === 'mysql' ? { writer: () => (writer ??= countRoundTrips(mysqlKnex(target, timeoutMs, options.poolMax ?? 2, true))) } : {}),
+    dialect: target.kind,
+    label,
+    target,
+  };
+  openWriters.set(db, () => writer);
   try {
     await withTimeout(knex.raw('SELECT 1'), timeoutMs + 500, () => `timed out after ${options.connectTimeout} s`);
   } catch (err) {
@@ -72,8 +92,14 @@ export async function openDatabase(target: DbTarget, options: OpenOptions): Prom
   return db;
 }
 
+/** The knex instance a write transaction of `db` runs on (Database.writer). */
+export function writerOf(db: Database): Knex {
+  return db.writer?.() ?? db.knex;
+}
+
 export async function closeDatabase(db: Database): Promise<void> {
-  await db.knex.destroy();
+  const writer = openWriters.get(db)?.();
+  await Promise.all([db.knex.destroy(), writer?.destroy()]);
 }
 
 /** What the sessions of a knex instance found: wsrep_on of the server (undefined before the first connection). */
@@ -104,7 +130,14 @@ function checkGaleraSession(conn: MysqlConn, session: SessionFacts, done: (err: 
   });
 }
 
-function mysqlKnex(target: Extract<DbTarget, { kind: 'mysql' }>, timeoutMs: number, poolMax: number): Knex {
+/**
+ * @param batching the write path's pool: its connections take several
+ *   statements in one packet (CLIENT_MULTI_STATEMENTS), and each one's
+ *   sql_mode is read back after it is set (docs/SQL-BINDING.md, conditions 1
+ *   and 3). Every other pool keeps the flag off, so a `;` in anything it
+ *   sends is a syntax error, not a second statement.
+ */
+function mysqlKnex(target: Extract<DbTarget, { kind: 'mysql' }>, timeoutMs: number, poolMax: number, batching: boolean): Knex {
   const session: SessionFacts = { wsrepOn: undefined };
   const connection: Record<string, unknown> = {
     charset: mysqlCharset(target.charset),
@@ -113,6 +146,7 @@ function mysqlKnex(target: Extract<DbTarget, { kind: 'mysql' }>, timeoutMs: numb
     timezone: 'Z',
     dateStrings: true,
     supportBigNumbers: true,
+    multipleStatements: batching,
   };
   if (target.socketPath !== undefined) connection['socketPath'] = target.socketPath;
   else connection['host'] = target.host ?? 'localhost';
@@ -133,15 +167,16 @@ function mysqlKnex(target: Extract<DbTarget, { kind: 'mysql' }>, timeoutMs: numb
         // reads): a plan, and each compare-and-swap's read, sees the writes
         // made through other nodes. Same round trip; a server without the
         // variable (Oracle MySQL, 1193) gets the plain settings.
+        const settled = (err: Error | null): void => (err !== null || !batching ? done(err, conn) : checkEscapingSession(conn, (err4) => done(err4, conn)));
         conn.query(`${SESSION_SETTINGS}, wsrep_sync_wait = IF(@@wsrep_on, 1, 0)`, (err) => {
           if (err !== null) {
             if ((err as { errno?: number }).errno !== 1193) return done(err, conn);
-            return conn.query(SESSION_SETTINGS, (err2) => done(err2, conn));
+            return conn.query(SESSION_SETTINGS, (err2) => settled(err2));
           }
           // A Galera node outside the primary component still answers SET and
           // SHOW (and SELECT 1): refuse it here, in one line, rather than at
           // the first real query. Raw queries: not counted by --stats.
-          checkGaleraSession(conn, session, (err3) => done(err3, conn));
+          checkGaleraSession(conn, session, (err3) => settled(err3));
         });
       },
     },
@@ -153,6 +188,29 @@ function mysqlKnex(target: Extract<DbTarget, { kind: 'mysql' }>, timeoutMs: numb
 }
 
 const SESSION_SETTINGS = "SET SESSION sql_mode = 'TRADITIONAL', time_zone = '+00:00'";
+
+/**
+ * mysql2 escapes values on the client as if backslashes escape (it is not
+ * told the session's sql_mode). Under NO_BACKSLASH_ESCAPES a value ending in
+ * a backslash would end its literal early, and on a connection that takes
+ * several statements that is an injected statement. SESSION_SETTINGS has
+ * just set the mode; this reads it back rather than trusting the SET.
+ */
+function checkEscapingSession(conn: MysqlConn, done: (err: Error | null) => void): void {
+  conn.query('SELECT @@SESSION.sql_mode AS sql_mode', (err, rows) => {
+    if (err !== null) return done(err);
+    const mode = Array.isArray(rows) ? (rows[0] as Record<string, unknown> | undefined)?.['sql_mode'] : undefined;
+    done(escapingProblem(mode));
+  });
+}
+
+/** Why a session with this sql_mode must not run batched statements, as an error; null when it may. Exported for the unit test. */
+export function escapingProblem(mode: unknown): Error | null {
+  if (typeof mode !== 'string') return new Error(`the session's sql_mode could not be read back (got ${String(mode)}); refusing a connection that batches statements`);
+  if (mode.toUpperCase().split(',').includes('NO_BACKSLASH_ESCAPES'))
+    return new Error(`the session's sql_mode is ${mode}: with NO_BACKSLASH_ESCAPES the client's escaping of values is wrong; refusing a connection that batches statements`);
+  return null;
+}
 
 interface MysqlConn {
   query(sql: string, cb: (err: Error | null, rows?: unknown) => void): void;

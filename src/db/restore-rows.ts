@@ -4,7 +4,8 @@
 // row that is neither has changed since and the whole change is refused.
 import type { Knex } from 'knex';
 import type { Dialect } from './connect.js';
-import { CasConflict, rowsEqual, selectForUpdate, type Row, type RowImage } from './row-images.js';
+import { CasConflict, lockedSelect, rowsEqual, type Row, type RowImage } from './row-images.js';
+import { runStatements } from './statement-batch.js';
 
 export type RestoreOutcome = 'restored' | 'already-restored';
 
@@ -16,8 +17,12 @@ export type RestoreOutcome = 'restored' | 'already-restored';
  *   further back than this change, by an earlier undo, and is left alone.
  */
 export async function restoreRows(trx: Knex.Transaction, dialect: Dialect, images: readonly RowImage[], earlier: (img: RowImage) => ReadonlyArray<Row | null> = () => []): Promise<RestoreOutcome> {
-  const current: Array<Row | null> = [];
-  for (const img of images) current.push((await selectForUpdate(trx, dialect, img.table, img.key))[0] ?? null);
+  // Every row under lock in one round trip (statement-batch.ts), then every write in another.
+  const read = await runStatements(
+    trx,
+    images.map((img) => lockedSelect(trx, dialect, img.table, img.key)),
+  );
+  const current = images.map((_, i) => read.rows(i)[0] ?? null);
   const restored = images.map((img, i) => rowsEqual(current[i] ?? null, img.before) || earlier(img).some((e) => rowsEqual(current[i] ?? null, e)));
   if (restored.every(Boolean)) return 'already-restored';
   images.forEach((img, i) => {
@@ -26,28 +31,28 @@ export async function restoreRows(trx: Knex.Transaction, dialect: Dialect, image
       throw new CasConflict(`${img.table} ${JSON.stringify(img.key)} changed since the journaled run; not restoring it`);
   });
   // Reverse order: a provider deleted last is recreated first, before its inventories.
+  const writes: Knex.QueryBuilder[] = [];
   for (let i = images.length - 1; i >= 0; i--) {
     const img = images[i] as RowImage;
     if (restored[i] === true) continue;
     if (img.before === null) {
-      await trx(img.table).delete().where(img.key);
+      writes.push(trx(img.table).delete().where(img.key));
     } else if (img.after === null) {
-      await insertRow(trx, img.table, img.before);
+      writes.push(...insertRow(trx, img.table, img.before));
     } else {
       const values: Record<string, unknown> = { ...img.before };
       for (const k of Object.keys(img.key)) delete values[k];
-      await trx(img.table).update(values).where(img.key);
+      writes.push(trx(img.table).update(values).where(img.key));
     }
   }
+  await runStatements(trx, writes);
   return 'restored';
 }
 
-async function insertRow(trx: Knex.Transaction, table: string, row: Row): Promise<void> {
+function insertRow(trx: Knex.Transaction, table: string, row: Row): Knex.QueryBuilder[] {
   if (table === 'resource_providers' && row['root_provider_id'] !== null) {
     // The root FK references the row itself: insert without it, then set it, as Placement creates roots.
-    await trx(table).insert({ ...row, root_provider_id: null });
-    await trx(table).update({ root_provider_id: row['root_provider_id'] }).where({ id: row['id'] ?? null });
-    return;
+    return [trx(table).insert({ ...row, root_provider_id: null }), trx(table).update({ root_provider_id: row['root_provider_id'] }).where({ id: row['id'] ?? null })];
   }
-  await trx(table).insert({ ...row });
+  return [trx(table).insert({ ...row })];
 }

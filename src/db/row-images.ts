@@ -99,11 +99,16 @@ export async function selectForShare(trx: Knex.Transaction, dialect: Dialect, ta
 }
 
 async function selectLocked(trx: Knex.Transaction, dialect: Dialect, table: string, where: Readonly<Record<string, string | number>>, mode: 'update' | 'share'): Promise<Row[]> {
+  const rows: Array<Record<string, unknown>> = await lockedSelect(trx, dialect, table, where, mode);
+  return rows.map(normaliseRow);
+}
+
+/** The statement selectForUpdate (or selectForShare) runs, for a batch (statement-batch.ts). */
+export function lockedSelect(trx: Knex.Transaction, dialect: Dialect, table: string, where: Readonly<Record<string, string | number>>, mode: 'update' | 'share' = 'update'): Knex.QueryBuilder {
   const q = trx(table).select('*').where(where);
   if (dialect === 'mysql') {
     if (mode === 'update') q.forUpdate();
     else q.forShare();
   }
-  const rows: Array<Record<string, unknown>> = await q;
-  return rows.map(normaliseRow);
+  return q;
 }

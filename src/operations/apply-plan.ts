@@ -5,7 +5,7 @@
 // planners so that a crash between two databases leaves a state the next run
 // finishes (placement released before the compute node row goes away).
 import type { Knex } from 'knex';
-import type { Database } from '../db/connect.js';
+import { writerOf, type Database } from '../db/connect.js';
 import type { Deployment } from '../db/deployment.js';
 import { changeAlreadyDone } from '../db/already-done.js';
 import { applyChange } from '../db/apply-change.js';
@@ -269,7 +269,7 @@ async function openHeldCell(deployment: Deployment, changes: HeldSegment['change
   if (first === undefined) throw new Error('openHeldCell needs a change');
   const db = await databaseFor(deployment, first.target);
   for (let attempt = 1; ; attempt += 1) {
-    const trx = await db.knex.transaction();
+    const trx = await writerOf(db).transaction();
     try {
       await takeCellWriteLock(trx, db.dialect);
       const seen = new Set<string>();

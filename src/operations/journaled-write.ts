@@ -5,7 +5,7 @@
 // certification failure (both certainly rolled back by the server) is marked
 // rolled back and re-run from a fresh read under a new seq.
 import type { Knex } from 'knex';
-import type { Database } from '../db/connect.js';
+import { writerOf, type Database } from '../db/connect.js';
 import { DEADLOCK_ATTEMPTS, deadlockPause, describeDriverError, isDeadlockError } from '../db/driver-errors.js';
 import { CasConflict, Contention } from '../db/row-images.js';
 import type { JournalChange, JournalWriter } from './journal.js';
@@ -42,7 +42,7 @@ export async function writeJournaled<T>(
     let seq: number | undefined;
     let committing = false;
     try {
-      const value = await db.knex.transaction(async (trx) => {
+      const value = await writerOf(db).transaction(async (trx) => {
         const out = await write(trx);
         if (out.entry !== undefined) {
           const j = journal();

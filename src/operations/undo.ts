@@ -15,7 +15,7 @@
 // trip the unique key of compute_nodes).
 import type { Knex } from 'knex';
 import type { CellMapping, Deployment } from '../db/deployment.js';
-import type { Database } from '../db/connect.js';
+import { writerOf, type Database } from '../db/connect.js';
 import { describeDriverError, isConstraintError } from '../db/driver-errors.js';
 import { restoreRows, type RestoreOutcome } from '../db/restore-rows.js';
 import { CasConflict, type Row, type RowImage } from '../db/row-images.js';
@@ -97,7 +97,7 @@ export async function undoJournal(deployment: Deployment, path: string, options:
         const key = describeTarget(entry.target);
         let sim = simulations.get(key);
         if (sim === undefined) {
-          sim = { db, trx: await db.knex.transaction() };
+          sim = { db, trx: await writerOf(db).transaction() };
           simulations.set(key, sim);
         }
         // A savepoint: a refused change leaves the simulation as it was.

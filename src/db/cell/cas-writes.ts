@@ -3,7 +3,8 @@
 // is not what the plan saw, and returns the row images for the journal.
 import type { Knex } from 'knex';
 import type { Dialect } from '../connect.js';
-import { CasConflict, selectForUpdate, updatedImage, type RowImage } from '../row-images.js';
+import { CasConflict, lockedSelect, selectForUpdate, updatedImage, type RowImage } from '../row-images.js';
+import { runStatements } from '../statement-batch.js';
 
 export interface SoftDeleteNodeExpect {
   readonly id: number;
@@ -18,14 +19,21 @@ export interface SoftDeleteNodeExpect {
  * (bug 2085135), so a later re-creation is discovered again.
  */
 export async function softDeleteComputeNode(trx: Knex.Transaction, dialect: Dialect, expect: SoftDeleteNodeExpect, now: string): Promise<RowImage[]> {
-  const [before] = await selectForUpdate(trx, dialect, 'compute_nodes', { id: expect.id });
+  // oslo.db's soft_delete writes updated_at = updated_at (no ORM onupdate); so does this.
+  const values = { deleted: expect.id, deleted_at: now, mapped: 0 };
+  const update = trx('compute_nodes')
+    .update({ ...values, updated_at: trx.ref('updated_at') })
+    .where({ id: expect.id, host: expect.host, deleted: 0 });
+  if (expect.uuid !== null) update.andWhere('uuid', expect.uuid);
+  // One round trip (statement-batch.ts): the row under lock, then the UPDATE, whose WHERE holds every
+  // condition checked below, so a row that fails one is not written (and the transaction is rolled back).
+  const batch = await runStatements(trx, [lockedSelect(trx, dialect, 'compute_nodes', { id: expect.id }), update]);
+  const [before] = batch.rows(0);
   if (before === undefined) throw new CasConflict(`compute node ${expect.id} no longer exists`);
   if (Number(before['deleted']) !== 0) throw new CasConflict(`compute node ${expect.id} is already deleted`);
   if (before['host'] !== expect.host) throw new CasConflict(`compute node ${expect.id} moved from host ${expect.host} to ${String(before['host'])} (possible rebalance)`);
   if (expect.uuid !== null && before['uuid'] !== expect.uuid) throw new CasConflict(`compute node ${expect.id} changed uuid`);
-  const values = { deleted: expect.id, deleted_at: now, mapped: 0, updated_at: before['updated_at'] ?? null };
-  const changed = await trx('compute_nodes').update(values).where({ id: expect.id, host: expect.host, deleted: 0 });
-  if (changed !== 1) throw new CasConflict(`compute node ${expect.id} changed while being deleted`);
+  if (batch.affected(1) !== 1) throw new CasConflict(`compute node ${expect.id} changed while being deleted`);
   return [{ table: 'compute_nodes', key: { id: expect.id }, before, after: updatedImage(before, values) }];
 }
 

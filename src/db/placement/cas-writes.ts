@@ -8,7 +8,8 @@
 // transaction and returns row images for the journal.
 import type { Knex } from 'knex';
 import type { Dialect } from '../connect.js';
-import { CasConflict, normaliseRow, selectForUpdate, type Row, type RowImage } from '../row-images.js';
+import { CasConflict, lockedSelect, normaliseRow, selectForUpdate, type Row, type RowImage } from '../row-images.js';
+import { runStatements } from '../statement-batch.js';
 
 export interface DeleteProviderExpect {
   readonly providerId: number;
@@ -17,32 +18,48 @@ export interface DeleteProviderExpect {
 }
 
 export async function deleteProvider(trx: Knex.Transaction, dialect: Dialect, expect: DeleteProviderExpect): Promise<RowImage[]> {
-  const [rp] = await selectForUpdate(trx, dialect, 'resource_providers', { id: expect.providerId });
+  const id = expect.providerId;
+  // One round trip (statement-batch.ts): the provider under lock, what would block its deletion, and the rows that go with it.
+  const read = await runStatements(trx, [
+    lockedSelect(trx, dialect, 'resource_providers', { id }),
+    trx('resource_providers').count({ n: '*' }).where('parent_provider_id', id),
+    trx('allocations').count({ n: '*' }).where('resource_provider_id', id),
+    trx('inventories').select('*').where('resource_provider_id', id).orderBy('id'),
+    trx('resource_provider_traits').select('*').where('resource_provider_id', id).orderBy('trait_id'),
+    trx('resource_provider_aggregates').select('*').where('resource_provider_id', id).orderBy('aggregate_id'),
+  ]);
+  const [rp] = read.rows(0);
   if (rp === undefined) throw new CasConflict(`resource provider ${expect.uuid} no longer exists`);
   checkProvider(rp, expect.uuid, expect.generation);
-  const children = await trx('resource_providers').count({ n: '*' }).where('parent_provider_id', expect.providerId).first();
-  if (Number((children as { n?: unknown } | undefined)?.n ?? 0) > 0) throw new CasConflict(`resource provider ${expect.uuid} has child providers`);
-  const allocs = await trx('allocations').count({ n: '*' }).where('resource_provider_id', expect.providerId).first();
-  if (Number((allocs as { n?: unknown } | undefined)?.n ?? 0) > 0) throw new CasConflict(`resource provider ${expect.uuid} has allocations`);
+  if (countOf(read.rows(1)) > 0) throw new CasConflict(`resource provider ${expect.uuid} has child providers`);
+  if (countOf(read.rows(2)) > 0) throw new CasConflict(`resource provider ${expect.uuid} has allocations`);
+  const inventories = read.rows(3);
+  const traits = read.rows(4);
+  const aggregates = read.rows(5);
 
   const images: RowImage[] = [];
-  const inventories = (await trx('inventories').select('*').where('resource_provider_id', expect.providerId).orderBy('id')).map(normaliseRow);
   for (const row of inventories) images.push({ table: 'inventories', key: { id: Number(row['id']) }, before: row, after: null });
-  const traits = (await trx('resource_provider_traits').select('*').where('resource_provider_id', expect.providerId).orderBy('trait_id')).map(normaliseRow);
-  for (const row of traits) images.push({ table: 'resource_provider_traits', key: { resource_provider_id: expect.providerId, trait_id: Number(row['trait_id']) }, before: row, after: null });
-  const aggregates = (await trx('resource_provider_aggregates').select('*').where('resource_provider_id', expect.providerId).orderBy('aggregate_id')).map(normaliseRow);
-  for (const row of aggregates)
-    images.push({ table: 'resource_provider_aggregates', key: { resource_provider_id: expect.providerId, aggregate_id: Number(row['aggregate_id']) }, before: row, after: null });
+  for (const row of traits) images.push({ table: 'resource_provider_traits', key: { resource_provider_id: id, trait_id: Number(row['trait_id']) }, before: row, after: null });
+  for (const row of aggregates) images.push({ table: 'resource_provider_aggregates', key: { resource_provider_id: id, aggregate_id: Number(row['aggregate_id']) }, before: row, after: null });
 
-  await trx('inventories').delete().where('resource_provider_id', expect.providerId);
-  await trx('resource_provider_traits').delete().where('resource_provider_id', expect.providerId);
-  await trx('resource_provider_aggregates').delete().where('resource_provider_id', expect.providerId);
-  // The self-referencing root FK must be cleared before the row can go, as Placement does.
-  await trx('resource_providers').update({ root_provider_id: null }).where('id', expect.providerId);
-  const deleted = await trx('resource_providers').delete().where({ id: expect.providerId, generation: expect.generation });
-  if (deleted !== 1) throw new CasConflict(`resource provider ${expect.uuid} changed while being deleted`);
-  images.push({ table: 'resource_providers', key: { id: expect.providerId }, before: rp, after: null });
+  const written = await runStatements(trx, [
+    trx('inventories').delete().where('resource_provider_id', id),
+    trx('resource_provider_traits').delete().where('resource_provider_id', id),
+    trx('resource_provider_aggregates').delete().where('resource_provider_id', id),
+    // The self-referencing root FK must be cleared before the row can go, as Placement does.
+    trx('resource_providers').update({ root_provider_id: null }).where('id', id),
+    trx('resource_providers').delete().where({ id, generation: expect.generation }),
+  ]);
+  // A row added since it was read would go without its image in the journal, and undo could not bring it back.
+  if (written.affected(0) !== inventories.length || written.affected(1) !== traits.length || written.affected(2) !== aggregates.length)
+    throw new CasConflict(`the inventories, traits or aggregates of resource provider ${expect.uuid} changed while it was being deleted`);
+  if (written.affected(4) !== 1) throw new CasConflict(`resource provider ${expect.uuid} changed while being deleted`);
+  images.push({ table: 'resource_providers', key: { id }, before: rp, after: null });
   return images;
+}
+
+function countOf(rows: readonly Row[]): number {
+  return Number(rows[0]?.['n'] ?? 0);
 }
 
 export interface RemoveAllocationsExpect {
