@@ -182,21 +182,24 @@ function findMappingProblems(a: Audit): void {
     const key = hostKey(m.host);
     if (!mappingByHost.has(key)) mappingByHost.set(key, m);
   }
-  // The cells that hold each host (a live nova-compute service or a live node there); almost always one.
-  const holders = new Map<string, string[]>();
+  // The cells that hold each host (a live nova-compute service or a live node
+  // there): almost always one, held as a string; a list only for a host that
+  // several cells hold. At 100,000 hosts a list per host was 5 MB more at the
+  // audit's peak (bench/README.md, "Memory").
+  const holders = new Map<string, string | string[]>();
   const hold = (key: string, cellUuid: string): void => {
     const cells = holders.get(key);
-    if (cells === undefined) holders.set(key, [cellUuid]);
-    else if (!cells.includes(cellUuid)) cells.push(cellUuid);
+    if (cells === undefined) holders.set(key, cellUuid);
+    else if (typeof cells === 'string') {
+      if (cells !== cellUuid) holders.set(key, [cells, cellUuid]);
+    } else if (!cells.includes(cellUuid)) cells.push(cellUuid);
   };
   const services = liveComputeServices(a.s);
-  const serviceKeys = services.map((svc) => hostKey(svc.host));
-  const serviceCells = new Set(services.map((svc, i) => `${svc.cellUuid}|${serviceKeys[i] ?? ''}`));
-  services.forEach((svc, i) => hold(serviceKeys[i] as string, svc.cellUuid));
+  for (const svc of services) hold(hostKey(svc.host), svc.cellUuid);
   for (const n of a.ix.liveNodes) if (n.host !== null) hold(hostKey(n.host), n.cellUuid);
 
-  for (const [i, svc] of services.entries()) {
-    if (mappingByHost.has(serviceKeys[i] as string)) continue;
+  for (const svc of services) {
+    if (mappingByHost.has(hostKey(svc.host))) continue;
     add(a, {
       kind: 'unmapped-service',
       cellUuid: svc.cellUuid,
@@ -231,8 +234,9 @@ function findMappingProblems(a: Audit): void {
     });
   }
 
-  for (const [key, cells] of holders) {
+  for (const [key, held] of holders) {
     const m = mappingByHost.get(key);
+    const cells = typeof held === 'string' ? [held] : held;
     // A host held by the cell it is mapped to is fine, even if another cell also claims it.
     if (m === undefined || cells.includes(m.cellUuid)) continue;
     for (const cellUuid of cells) {
@@ -242,16 +246,24 @@ function findMappingProblems(a: Audit): void {
         summary: `host ${m.host} is in cell ${cellUuid} but mapped to cell ${m.cellUuid}: discover_hosts never re-points it`,
         objects: { host: m.host, mapping_id: m.id, mapped_cell_uuid: m.cellUuid },
         // --remap moves the mapping in one compare-and-swap when the host's live service is there; delete_host + discover leaves it unmapped in between.
-        suggestion: serviceCells.has(`${cellUuid}|${key}`)
+        suggestion: hasLiveComputeService(a, cellUuid, key)
           ? `nova-reconcile cell_v2 discover_hosts --remap --cell_uuid ${cellUuid}`
           : `nova-reconcile cell_v2 delete_host --cell_uuid ${m.cellUuid} --host ${shellWord(m.host)} && nova-reconcile cell_v2 discover_hosts --by-service --cell_uuid ${cellUuid}`,
       });
     }
   }
 
-  // Live instances by host: a mapping whose host still runs servers is not stale, whatever else is gone.
+  // A mapping whose host still runs servers is not stale, whatever else is gone.
+  // Only the instances of hosts that no cell holds are looked at (almost always none).
+  const unheld = new Set<string>();
+  for (const m of a.s.hostMappings) if (!holders.has(hostKey(m.host))) unheld.add(hostKey(m.host));
   const instancesByHost = new Map<string, InstanceRec[]>();
-  for (const i of a.s.instances) if (i.host !== null) pushTo(instancesByHost, hostKey(i.host), i);
+  if (unheld.size > 0)
+    for (const i of a.s.instances) {
+      if (i.host === null) continue;
+      const key = hostKey(i.host);
+      if (unheld.has(key)) pushTo(instancesByHost, key, i);
+    }
   for (const m of a.s.hostMappings) {
     if (holders.has(hostKey(m.host))) continue;
     const instances = instancesByHost.get(hostKey(m.host)) ?? [];
@@ -273,6 +285,11 @@ function findMappingProblems(a: Audit): void {
       suggestion: `nova-reconcile cell_v2 prune_host_mappings --host ${shellWord(m.host)}`,
     });
   }
+}
+
+/** A live nova-compute service (with a host) of this cell on this host key, as liveComputeServices lists them. */
+function hasLiveComputeService(a: Audit, cellUuid: string, key: string): boolean {
+  return (a.ix.liveComputeService.get(serviceKey(cellUuid, key))?.host ?? null) !== null;
 }
 
 // ---------------------------------------------------------------------------
@@ -349,26 +366,25 @@ function describeAge(seconds: number): string {
 // ironic rebalance that raced (bug 1853009) two hosts claim one ironic node.
 
 function findDuplicateNodes(a: Audit): void {
-  const groups = new Map<string, ComputeNodeRec[]>();
-  for (const n of a.ix.liveNodes) {
-    if (n.hypervisorHostname === null) continue;
-    pushTo(groups, `${n.cellUuid}|${n.hypervisorHostname.toLowerCase()}`, n);
-  }
-  for (const nodes of groups.values()) {
-    if (nodes.length < 2) continue;
-    const sorted = [...nodes].sort((x, y) => x.id - y.id);
-    const first = sorted[0] as ComputeNodeRec;
-    add(a, {
-      kind: 'duplicate-compute-node',
-      cellUuid: first.cellUuid,
-      summary: `${sorted.length} live compute nodes claim ${first.hypervisorHostname ?? '-'} (hosts ${sorted.map((n) => n.host ?? '-').join(', ')})`,
-      objects: {
-        hypervisor_hostname: first.hypervisorHostname,
-        node_uuids: sorted.map((n) => n.uuid ?? `id ${n.id}`),
-        hosts: sorted.map((n) => n.host ?? '-'),
-      },
-      suggestion: 'nova-reconcile compute_node rebalance',
-    });
+  // The index's groups by lower-cased name, split by cell: no map of every node is made here.
+  for (const named of a.ix.liveNodesByHypervisorHostname.values()) {
+    if (named.length < 2) continue;
+    for (const nodes of groupBy(named, (n) => n.cellUuid).values()) {
+      if (nodes.length < 2) continue;
+      const sorted = [...nodes].sort((x, y) => x.id - y.id);
+      const first = sorted[0] as ComputeNodeRec;
+      add(a, {
+        kind: 'duplicate-compute-node',
+        cellUuid: first.cellUuid,
+        summary: `${sorted.length} live compute nodes claim ${first.hypervisorHostname ?? '-'} (hosts ${sorted.map((n) => n.host ?? '-').join(', ')})`,
+        objects: {
+          hypervisor_hostname: first.hypervisorHostname,
+          node_uuids: sorted.map((n) => n.uuid ?? `id ${n.id}`),
+          hosts: sorted.map((n) => n.host ?? '-'),
+        },
+        suggestion: 'nova-reconcile compute_node rebalance',
+      });
+    }
   }
 }
 

@@ -81,6 +81,23 @@ describe('auditSnapshot: host mappings', () => {
     expect(wrong[0]?.suggestion).toContain(`cell_v2 delete_host --cell_uuid ${C2} --host compute-1`);
   });
 
+  it('a host that two cells hold: no finding when mapped to either, one wrong-cell-mapping per cell when mapped to neither', () => {
+    const C3 = '33333333-3333-4333-8333-333333333333';
+    const svc = service('compute-1');
+    const inC1 = node('compute-1', 'compute-1.example.org');
+    // The same host name in the other cell, held there by a live node only (its service is gone).
+    const inC2 = node('Compute-1', 'compute-1.cell2.example.org', { cellUuid: C2 });
+    const parts = { services: [svc], computeNodes: [inC1, inC2], providers: [providerOf(inC1), providerOf(inC2)] };
+    for (const held of [C1, C2]) expect(auditSnapshot(snapshot({ ...parts, hostMappings: [mapping('compute-1', held)] })).filter((f) => f.kind === 'wrong-cell-mapping')).toEqual([]);
+    const wrong = auditSnapshot(snapshot({ ...parts, hostMappings: [mapping('compute-1', C3)] })).filter((f) => f.kind === 'wrong-cell-mapping');
+    expect(wrong.map((f) => [f.cellUuid, f.objects['mapped_cell_uuid']])).toEqual([
+      [C1, C3],
+      [C2, C3],
+    ]);
+    expect(wrong[0]?.suggestion).toBe(`nova-reconcile cell_v2 discover_hosts --remap --cell_uuid ${C1}`);
+    expect(wrong[1]?.suggestion).toContain(`cell_v2 delete_host --cell_uuid ${C3} --host compute-1`);
+  });
+
   it('a mapping whose host has live instances but no service or node is reported as such, never as stale', () => {
     const gone = node('gone-1', 'gone-1.example.org', { deleted: true });
     const s = snapshot({ hostMappings: [mapping('gone-1')], services: [service('gone-1', { deleted: true })], computeNodes: [gone], instances: [instance(u('vm-1'), gone)] });
@@ -207,6 +224,27 @@ describe('auditSnapshot: duplicates and dead services', () => {
     expect(kinds(findings)).toContain('duplicate-compute-node');
     const dup = findings.find((f) => f.kind === 'duplicate-compute-node');
     expect(dup?.objects).toMatchObject({ hypervisor_hostname: u('dup'), node_uuids: [u('dup'), u('dup2')], hosts: ['ironic-a', 'ironic-b'] });
+  });
+
+  it('duplicate-compute-node once per cell, names compared case-insensitively, a name held once per cell is no duplicate', () => {
+    const c1a = ironicNode('ironic-a', u('dup'), { id: 200 });
+    const c1b = ironicNode('ironic-b', u('dup').toUpperCase(), { id: 201, uuid: u('dup-b') });
+    const c2a = ironicNode('ironic-c', u('dup'), { id: 202, uuid: u('dup-c'), cellUuid: C2 });
+    const c2b = ironicNode('ironic-d', u('dup'), { id: 203, uuid: u('dup-d'), cellUuid: C2 });
+    const once = ironicNode('ironic-e', u('once'), { id: 204 });
+    const alsoOnce = ironicNode('ironic-f', u('once'), { id: 205, uuid: u('once-f'), cellUuid: C2 });
+    const nodes = [c2b, c1b, once, c2a, c1a, alsoOnce];
+    const s = snapshot({
+      hostMappings: nodes.map((n) => mapping(n.host as string, n.cellUuid)),
+      services: nodes.map((n) => service(n.host as string, { cellUuid: n.cellUuid })),
+      computeNodes: nodes,
+      providers: [providerOf(c1a), providerOf(once)],
+    });
+    const dups = auditSnapshot(s).filter((f) => f.kind === 'duplicate-compute-node');
+    expect(dups.map((f) => [f.cellUuid, f.objects['node_uuids'], f.objects['hosts']])).toEqual([
+      [C1, [u('dup'), u('dup-b')], ['ironic-a', 'ironic-b']],
+      [C2, [u('dup-c'), u('dup-d')], ['ironic-c', 'ironic-d']],
+    ]);
   });
 
   it.each([

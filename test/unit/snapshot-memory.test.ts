@@ -31,6 +31,26 @@ describe('StringPool', () => {
   });
 });
 
+describe('StringPool.list', () => {
+  it('gives equal lists one frozen array of pooled strings, keeps order and length apart, and an empty list is one array', () => {
+    const pool = new StringPool();
+    const a = pool.list(['COMPUTE_NODE', 'HW_CPU_X86_AVX2']);
+    const b = pool.list(['COMPUTE_NODE', 'HW_CPU_X86_AVX2'].map((t) => t.slice(0)));
+    expect(b).toBe(a);
+    expect(a).toEqual(['COMPUTE_NODE', 'HW_CPU_X86_AVX2']);
+    expect(Object.isFrozen(a)).toBe(true);
+    expect(() => (a as string[]).push('X')).toThrow(TypeError);
+    expect(pool.list(['HW_CPU_X86_AVX2', 'COMPUTE_NODE'])).not.toBe(a);
+    expect(pool.list(['COMPUTE_NODE'])).toEqual(['COMPUTE_NODE']);
+    // Joined with a separator no trait name holds: ['A', 'B'] is not ['A\u0000B'] ... nor ['AB'].
+    expect(pool.list(['COMPUTE', 'NODE'])).not.toBe(pool.list(['COMPUTENODE']));
+    expect(pool.list([])).toBe(pool.list([]));
+    expect(pool.list([])).toEqual([]);
+    // The strings themselves go through the pool.
+    expect(pool.get('COMPUTE_NODE')).toBe(a[0]);
+  });
+});
+
 describe('groupBy', () => {
   const items = [
     { id: 1, key: 'b' },

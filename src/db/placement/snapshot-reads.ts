@@ -109,7 +109,7 @@ async function readProviders(db: Knex, traitNames: ReadonlyMap<number, string>, 
         generation: r.generation === null ? 0 : Number(r.generation),
         rootId: r.root_provider_id === null ? null : Number(r.root_provider_id),
         parentId: r.parent_provider_id === null ? null : Number(r.parent_provider_id),
-        traits: traits.get(id) ?? [],
+        traits: pool.list(traits.get(id) ?? []),
         aggregateCount: aggregates.get(id) ?? 0,
       });
     }
