@@ -42,7 +42,7 @@ describe('StringPool.list', () => {
     expect(() => (a as string[]).push('X')).toThrow(TypeError);
     expect(pool.list(['HW_CPU_X86_AVX2', 'COMPUTE_NODE'])).not.toBe(a);
     expect(pool.list(['COMPUTE_NODE'])).toEqual(['COMPUTE_NODE']);
-    // Joined with a separator no trait name holds: ['A', 'B'] is not ['A\u0000B'] ... nor ['AB'].
+    // The key joins the names with NUL, which no trait name (A-Z, 0-9, _) holds.
     expect(pool.list(['COMPUTE', 'NODE'])).not.toBe(pool.list(['COMPUTENODE']));
     expect(pool.list([])).toBe(pool.list([]));
     expect(pool.list([])).toEqual([]);
