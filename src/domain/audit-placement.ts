@@ -9,7 +9,7 @@
 //    compute_nodes_uuid_idx every cycle. Restoring the row is the fix;
 //    removing the provider is not.
 import type { Finding } from './finding.js';
-import { hostKey, serviceKey, type SnapshotIndex } from './snapshot-index.js';
+import { hostKey, type SnapshotIndex } from './snapshot-index.js';
 
 export function findDeletedNodesWithProvider(ix: SnapshotIndex): Finding[] {
   const out: Finding[] = [];
@@ -17,7 +17,7 @@ export function findDeletedNodesWithProvider(ix: SnapshotIndex): Finding[] {
     if (n.uuid === null || ix.liveNodeByUuid.has(n.uuid)) continue;
     const rp = ix.providerByUuid.get(n.uuid);
     if (rp === undefined) continue;
-    const service = ix.liveComputeService.get(serviceKey(n.cellUuid, n.host));
+    const service = ix.liveComputeService.get(n.cellUuid, n.host);
     if (service === undefined) continue;
     // The deleted row is history, not a lost node, when the node lives on in
     // another row: an ironic node under the same name anywhere, or any live

@@ -14,7 +14,7 @@ import { ironicTruthArgs, orphanReason, orphanWithInstancesFix, unmanagedGroupOf
 import { allocationChecks, type AllocationChecks } from './audit-allocations.js';
 import { findDeletedNodesWithProvider } from './audit-placement.js';
 import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-providers.js';
-import { hostKey, indexSnapshot, nodeKey, providerTree, serviceKey, withAllocations, type SnapshotIndex } from './snapshot-index.js';
+import { hostKey, indexSnapshot, instancesOn, providerTree, serviceKey, withAllocations, type SnapshotIndex } from './snapshot-index.js';
 import { compareText, groupBy, pushTo, shellWord } from './text-and-maps.js';
 
 export { FINDING_KINDS, type Finding, type FindingKind, type FindingValue, type StaleAllocationClass } from './finding.js';
@@ -163,8 +163,8 @@ function nodeObjects(n: ComputeNodeRec): Record<string, FindingValue> {
   return { node_id: n.id, node_uuid: n.uuid, host: n.host, hypervisor_hostname: n.hypervisorHostname, hypervisor_type: n.hypervisorType };
 }
 
-function instancesOn(a: Audit, n: ComputeNodeRec): readonly InstanceRec[] {
-  return a.ix.instancesOnNode.get(nodeKey(n.cellUuid, n.host, n.hypervisorHostname)) ?? [];
+function instancesOfNode(a: Audit, n: ComputeNodeRec): readonly InstanceRec[] {
+  return instancesOn(a.ix, n.cellUuid, n.host, n.hypervisorHostname);
 }
 
 
@@ -213,7 +213,7 @@ function findMappingProblems(a: Audit): void {
   const unmappedNodeHosts = new Map<string, ComputeNodeRec[]>();
   for (const n of a.ix.liveNodes) {
     if (n.host === null || mappingByHost.has(hostKey(n.host))) continue;
-    if (a.ix.liveComputeService.has(serviceKey(n.cellUuid, n.host))) continue;
+    if (a.ix.liveComputeService.has(n.cellUuid, n.host)) continue;
     pushTo(unmappedNodeHosts, serviceKey(n.cellUuid, n.host), n);
   }
   // Only hosts without a live service are left here: mapping a dead host
@@ -289,7 +289,7 @@ function findMappingProblems(a: Audit): void {
 
 /** A live nova-compute service (with a host) of this cell on this host key, as liveComputeServices lists them. */
 function hasLiveComputeService(a: Audit, cellUuid: string, key: string): boolean {
-  return (a.ix.liveComputeService.get(serviceKey(cellUuid, key))?.host ?? null) !== null;
+  return (a.ix.liveComputeService.get(cellUuid, key)?.host ?? null) !== null;
 }
 
 // ---------------------------------------------------------------------------
@@ -302,10 +302,10 @@ function findOrphanNodes(a: Audit): void {
     const reason = orphanReason(a.ix, n);
     if (reason !== undefined) {
       a.orphans.add(n);
-      const instances = instancesOn(a, n);
+      const instances = instancesOfNode(a, n);
       const blocked = instances.length > 0;
       const withInstances = blocked ? `; live instance(s) ${instances.map((i) => i.uuid).join(', ')} must move first` : '';
-      const service = a.ix.liveComputeService.get(serviceKey(n.cellUuid, n.host));
+      const service = a.ix.liveComputeService.get(n.cellUuid, n.host);
       const unserved = unmanagedGroupOf(a.ix, n);
       if (unserved !== undefined) {
         // Not deleted: Ironic lists it, but no nova-compute serves its conductor group.
@@ -317,7 +317,7 @@ function findOrphanNodes(a: Audit): void {
           suggestion: blocked ? unmanagedWithInstancesFix(n, unserved) : `nova-reconcile compute_node cleanup_orphans${ironicArgs}`,
         });
       } else if (service === undefined) {
-        const deleted = a.ix.deletedComputeService.get(serviceKey(n.cellUuid, n.host));
+        const deleted = a.ix.deletedComputeService.get(n.cellUuid, n.host);
         add(a, {
           kind: 'orphan-node-service-deleted',
           cellUuid: n.cellUuid,
@@ -341,11 +341,11 @@ function findOrphanNodes(a: Audit): void {
       continue;
     }
     if (n.hypervisorType !== 'ironic' || a.ix.ironicNodeUuids !== undefined) continue;
-    const service = a.ix.liveComputeService.get(serviceKey(n.cellUuid, n.host));
+    const service = a.ix.liveComputeService.get(n.cellUuid, n.host);
     const beat = parseNaiveUtc(service?.lastSeenUp);
     const saved = parseNaiveUtc(n.updatedAt ?? n.createdAt);
     if (service === undefined || beat === undefined || saved === undefined || beat - saved <= suspectAge * 1000) continue;
-    const instances = instancesOn(a, n);
+    const instances = instancesOfNode(a, n);
     add(a, {
       kind: 'suspect-orphan-node',
       cellUuid: n.cellUuid,
@@ -409,7 +409,7 @@ function findNodesWithoutProvider(a: Audit): void {
       suggestion:
         blocker !== undefined
           ? nameBlockerFix(a.ix, blocker)
-          : a.ix.liveComputeService.has(serviceKey(n.cellUuid, n.host))
+          : a.ix.liveComputeService.has(n.cellUuid, n.host)
             ? `restart nova-compute on ${n.host ?? '-'}: it creates the provider in its next update_available_resource`
             : // An ironic node of a gone service (not an orphan): its new owner creates the provider.
               'nova-reconcile compute_node rebalance',
@@ -597,18 +597,18 @@ function findNameConflicts(a: Audit): void {
 function findNodesOfDeadServices(a: Audit): void {
   for (const n of a.ix.liveNodes) {
     if (a.orphans.has(n)) continue;
-    const svc = a.ix.liveComputeService.get(serviceKey(n.cellUuid, n.host));
+    const svc = a.ix.liveComputeService.get(n.cellUuid, n.host);
     if (svc === undefined) {
       // Not an orphan (orphanReason): an ironic node whose service is gone
       // and whose ironic node may exist. Nova's ring owner adopts it (§5.4,
       // §6), and so does the rebalance; cleanup_orphans leaves it alone.
       if (n.hypervisorType !== 'ironic') continue;
-      const deleted = a.ix.deletedComputeService.get(serviceKey(n.cellUuid, n.host));
+      const deleted = a.ix.deletedComputeService.get(n.cellUuid, n.host);
       add(a, {
         kind: 'node-of-dead-service',
         cellUuid: n.cellUuid,
         summary: `ironic ${nodeLabel(n)} belongs to a nova-compute service that ${deleted === undefined ? 'does not exist' : 'was deleted'}: the hash ring's live owner takes it over`,
-        objects: { ...nodeObjects(n), service: deleted === undefined ? 'missing' : 'deleted', service_id: deleted?.id ?? null, instances: instancesOn(a, n).length },
+        objects: { ...nodeObjects(n), service: deleted === undefined ? 'missing' : 'deleted', service_id: deleted?.id ?? null, instances: instancesOfNode(a, n).length },
         suggestion: 'nova-reconcile compute_node rebalance',
       });
       continue;
@@ -620,7 +620,7 @@ function findNodesOfDeadServices(a: Audit): void {
       kind: 'node-of-dead-service',
       cellUuid: n.cellUuid,
       summary: `${nodeLabel(n)} belongs to a nova-compute service that is ${state}`,
-      objects: { ...nodeObjects(n), service_id: svc.id, forced_down: svc.forcedDown, service_last_seen_up: svc.lastSeenUp, instances: instancesOn(a, n).length },
+      objects: { ...nodeObjects(n), service_id: svc.id, forced_down: svc.forcedDown, service_last_seen_up: svc.lastSeenUp, instances: instancesOfNode(a, n).length },
       suggestion: ironic
         ? 'nova-reconcile compute_node rebalance --include-down'
         : `start nova-compute on ${n.host ?? '-'}; if the host is gone for good: openstack compute service delete ${svc.uuid ?? svc.id}`,

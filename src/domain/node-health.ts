@@ -3,7 +3,7 @@
 // from its service, host mapping, provider tree, instances and ironic node.
 import type { ComputeNodeRec, ServiceRec, Snapshot } from './model.js';
 import { isServiceUp } from './liveness.js';
-import { hostKey, indexSnapshot, nodeKey, providerTree, serviceKey } from './snapshot-index.js';
+import { hostKey, indexSnapshot, instancesOn, providerTree } from './snapshot-index.js';
 
 export type NodeServiceState = 'up' | 'down' | 'forced-down' | 'disabled' | 'deleted' | 'missing';
 export type Presence = 'yes' | 'no' | 'unknown';
@@ -39,22 +39,21 @@ export function describeComputeNodes(snapshot: Snapshot, filter: ComputeNodeFilt
     (n) => (filter.host === undefined || hostKey(n.host) === hostKey(filter.host)) && (filter.cellUuid === undefined || n.cellUuid === filter.cellUuid),
   );
   return nodes.map((n) => {
-    const key = serviceKey(n.cellUuid, n.host);
-    const svc = ix.liveComputeService.get(key);
+    const svc = ix.liveComputeService.get(n.cellUuid, n.host);
     const mappedTo = mappingCell.get(hostKey(n.host));
     const provider = n.uuid === null ? undefined : ix.providerByUuid.get(n.uuid);
     const tree = provider === undefined ? [] : providerTree(ix, provider);
     return {
       node: n,
       cellName: cellNames.get(n.cellUuid) ?? null,
-      service: nodeServiceState(svc, ix.deletedComputeService.has(key), snapshot),
+      service: nodeServiceState(svc, ix.deletedComputeService.has(n.cellUuid, n.host), snapshot),
       serviceDisabled: svc?.disabled ?? false,
       serviceLastSeenUp: svc?.lastSeenUp ?? null,
       mapped: mappedTo === undefined ? 'no' : mappedTo === n.cellUuid ? 'yes' : 'other-cell',
       provider: snapshot.placement === undefined ? 'unknown' : provider === undefined ? 'no' : 'yes',
       allocations:
         snapshot.placement === undefined ? null : new Set(tree.flatMap((p) => (ix.allocationsOnProvider.get(p.id) ?? []).map((x) => x.consumerUuid))).size,
-      instances: (ix.instancesOnNode.get(nodeKey(n.cellUuid, n.host, n.hypervisorHostname)) ?? []).length,
+      instances: instancesOn(ix, n.cellUuid, n.host, n.hypervisorHostname).length,
       ironicNode:
         n.hypervisorType !== 'ironic'
           ? 'n/a'

@@ -5,7 +5,7 @@
 import type { ComputeNodeRec, InstanceRec, ServiceRec, Snapshot } from './model.js';
 import { serviceHealth } from './liveness.js';
 import type { Plan, Refusal, Unit } from './plan.js';
-import { hostKey, indexSnapshot, nodeKey, serviceKey, type SnapshotIndex } from './snapshot-index.js';
+import { hostKey, indexSnapshot, instancesOn, serviceKey, type SnapshotIndex } from './snapshot-index.js';
 import { ReconcileError } from '../errors.js';
 
 export const NODE_MOVE = 'compute_node move';
@@ -114,7 +114,7 @@ function moveSources(ix: SnapshotIndex, units: readonly Unit[]): NodeMoveSource[
     const key = serviceKey(c.target.cellUuid, c.fromHost);
     if (seen.has(key)) continue;
     seen.add(key);
-    const service = ix.liveComputeService.get(key);
+    const service = ix.liveComputeService.get(c.target.cellUuid, c.fromHost);
     if (service === undefined) continue;
     const nodesLeft = ix.liveNodes.filter((n) => n.cellUuid === c.target.cellUuid && hostKey(n.host) === hostKey(c.fromHost) && !moving.has(`${n.cellUuid}:${n.id}`)).length;
     out.push({ host: c.fromHost, cellUuid: c.target.cellUuid, serviceId: service.id, serviceUuid: service.uuid, nodesLeft });
@@ -167,7 +167,7 @@ function checkNodeMove(
   const clash = (ix.liveNodesByHypervisorHostname.get(node.hypervisorHostname.toLowerCase()) ?? []).find((n) => n !== node && n.cellUuid === node.cellUuid && hostKey(n.host) === hostKey(dest.host));
   if (clash !== undefined)
     return { kind: 'skip', reason: `destination ${dest.host ?? '-'} already has a live compute node for it (${clash.uuid ?? clash.id}): a duplicate`, suggestion: 'nova-reconcile compute_node rebalance' };
-  const source = ix.liveComputeService.get(serviceKey(node.cellUuid, node.host));
+  const source = ix.liveComputeService.get(node.cellUuid, node.host);
   const health = serviceHealth(s, source);
   if (health === 'up') return { kind: 'skip', reason: `source service ${node.host} is up and not forced down`, suggestion: `openstack compute service set --down ${node.host} nova-compute` };
   if (health === 'down' && !options.sourceDownOk)
@@ -176,7 +176,7 @@ function checkNodeMove(
       reason: `source service ${node.host} is down but not forced down`,
       suggestion: `openstack compute service set --down ${node.host} nova-compute, or pass --source-down-ok`,
     };
-  const instances = ix.instancesOnNode.get(nodeKey(node.cellUuid, node.host, node.hypervisorHostname)) ?? [];
+  const instances = instancesOn(ix, node.cellUuid, node.host, node.hypervisorHostname);
   if (instances.length > 1)
     return {
       kind: 'skip',

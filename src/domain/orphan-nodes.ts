@@ -12,7 +12,7 @@ import type { Plan, PlannedChange } from './plan.js';
 import { selectInScope, type PlanScope, type ScopedRefusal, type ScopedUnit, type ScopeSubject } from './plan-scope.js';
 import { newPlanState, planProviderTreeRemoval } from './provider-removal.js';
 import { unservedGroup } from './partitions.js';
-import { indexSnapshot, nodeKey, serviceKey, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
+import { indexSnapshot, instancesOn, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 import { shellWord } from './text-and-maps.js';
 
 export const CLEANUP_ORPHANS = 'compute_node cleanup_orphans';
@@ -29,10 +29,10 @@ export const CLEANUP_ORPHANS = 'compute_node cleanup_orphans';
 export function orphanReason(ix: SnapshotIndex, node: ComputeNodeRec): string | undefined {
   const ironicGone = node.hypervisorType === 'ironic' && ix.ironicNodeUuids !== undefined && !ix.ironicNodeUuids.has((node.hypervisorHostname ?? '').toLowerCase());
   const unmanaged = ironicGone ? undefined : unmanagedReason(ix, node);
-  if (ix.liveComputeService.get(serviceKey(node.cellUuid, node.host)) === undefined) {
+  if (ix.liveComputeService.get(node.cellUuid, node.host) === undefined) {
     // No ring owner adopts a node of a group that no nova-compute serves.
     if (node.hypervisorType === 'ironic' && !ironicGone) return unmanaged;
-    const service = ix.deletedComputeService.has(serviceKey(node.cellUuid, node.host))
+    const service = ix.deletedComputeService.has(node.cellUuid, node.host)
       ? `its nova-compute service on ${node.host ?? '-'} was deleted`
       : `no nova-compute service exists for host ${node.host ?? '-'}`;
     return ironicGone ? `${service} and ironic node ${node.hypervisorHostname ?? '-'} no longer exists in ironic` : service;
@@ -97,7 +97,7 @@ export function planOrphanCleanup(snapshot: Snapshot, scope?: PlanScope): Plan {
     if (reason === undefined) continue;
     const about: ScopeSubject = { cells: [node.cellUuid], hosts: [node.host], nodes: [node], providers: node.uuid === null ? [] : [node.uuid] };
     const subject = `compute node ${node.uuid ?? node.id} (${node.host ?? '-'}/${node.hypervisorHostname ?? '-'}) in cell ${node.cellUuid}`;
-    const instances = ix.instancesOnNode.get(nodeKey(node.cellUuid, node.host, node.hypervisorHostname)) ?? [];
+    const instances = instancesOn(ix, node.cellUuid, node.host, node.hypervisorHostname);
     if (instances.length > 0) {
       refused.push({
         refusal: {

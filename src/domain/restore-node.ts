@@ -9,7 +9,7 @@
 // hypervisor_hostname), or when the row's nova-compute service is gone.
 import type { Snapshot } from './model.js';
 import type { Plan, Refusal, Unit } from './plan.js';
-import { hostKey, indexSnapshot, serviceKey } from './snapshot-index.js';
+import { hostKey, indexSnapshot } from './snapshot-index.js';
 
 export const RESTORE_NODE = 'compute_node restore';
 
@@ -39,7 +39,7 @@ export function planNodeRestore(snapshot: Snapshot, uuid: string): RestorePlan {
     });
     return plan();
   }
-  const service = ix.liveComputeService.get(serviceKey(deleted.cellUuid, deleted.host));
+  const service = ix.liveComputeService.get(deleted.cellUuid, deleted.host);
   const byId = deleted.serviceId === null ? undefined : snapshot.services.find((s) => s.cellUuid === deleted.cellUuid && s.id === deleted.serviceId);
   if (service === undefined || (byId !== undefined && byId.deleted)) {
     refused.push({ subject, reason: `its nova-compute service on host ${deleted.host ?? '-'} is gone; a restored node would be an orphan`, suggestion: 'nova-reconcile compute_node cleanup_orphans' });

@@ -7,7 +7,7 @@
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, IronicNodeRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
 import { FINAL_MIGRATION_STATES } from './model.js';
 import { footprintOfChanges, type PlannedChange } from './plan.js';
-import { groupBy } from './text-and-maps.js';
+import { Groups, groupBy } from './text-and-maps.js';
 
 /**
  * A host (or node name) as the database compares it: case folded, trailing
@@ -32,12 +32,12 @@ export interface SnapshotIndex {
   readonly deletedNodeByUuid: ReadonlyMap<string, ComputeNodeRec>;
   /** Lower-cased hypervisor_hostname of every compute node read, live or soft-deleted. */
   readonly anyNodeName: ReadonlySet<string>;
-  /** Live nova-compute services by `${cellUuid}|${hostKey}`. */
-  readonly liveComputeService: ReadonlyMap<string, ServiceRec>;
-  readonly deletedComputeService: ReadonlyMap<string, ServiceRec>;
+  /** Live nova-compute services by cell and host. */
+  readonly liveComputeService: CellHostMap<ServiceRec>;
+  readonly deletedComputeService: CellHostMap<ServiceRec>;
   readonly instanceByUuid: ReadonlyMap<string, InstanceRec>;
-  /** Live instances by `${cellUuid}|${hostKey(host)}|${node}`. */
-  readonly instancesOnNode: ReadonlyMap<string, readonly InstanceRec[]>;
+  /** Live instances by cell and node name (instancesOn matches the host too). */
+  readonly instancesOnNode: CellHostMap<readonly InstanceRec[]>;
   /** Uuids of active migrations (nova's placement audit uses them as consumers). */
   readonly activeMigrationUuids: ReadonlySet<string>;
   readonly providerById: ReadonlyMap<number, ProviderRec>;
@@ -60,6 +60,51 @@ export function serviceKey(cellUuid: string, host: string | null): string {
   return `${cellUuid}|${hostKey(host)}`;
 }
 
+/**
+ * Values keyed by a cell and a host (or node name) as the database compares
+ * them (hostKey): one map per cell, keyed by the folded name, which is the
+ * record's own string when it is folded already. A `${cellUuid}|${host}` key
+ * per entry was a new string per host: 6 MB of the audit's index at 100,000
+ * hosts for the services, 8 MB for the instances (bench/README.md, "Memory").
+ */
+export class CellHostMap<V> {
+  private readonly cells = new Map<string, ReadonlyMap<string, V>>();
+
+  /** Exact groups of `items` by cell and name (Groups: a group of one is held as its item), in item order. */
+  static grouped<T>(items: readonly T[], cellOf: (item: T) => string, nameOf: (item: T) => string | null): CellHostMap<readonly T[]> {
+    const out = new CellHostMap<readonly T[]>();
+    for (const [cellUuid, ofCell] of groupBy(items, cellOf)) out.cells.set(cellUuid, new Groups(ofCell, (item) => hostKey(nameOf(item))));
+    return out;
+  }
+
+  get(cellUuid: string, name: string | null): V | undefined {
+    return this.cells.get(cellUuid)?.get(hostKey(name));
+  }
+
+  has(cellUuid: string, name: string | null): boolean {
+    return this.cells.get(cellUuid)?.has(hostKey(name)) ?? false;
+  }
+
+  /** For a map built entry by entry (not by grouped). */
+  set(cellUuid: string, name: string | null, value: V): void {
+    let names = this.cells.get(cellUuid);
+    if (names === undefined) {
+      names = new Map<string, V>();
+      this.cells.set(cellUuid, names);
+    }
+    if (!(names instanceof Map)) throw new Error('internal: CellHostMap.set on a grouped map');
+    names.set(hostKey(name), value);
+  }
+}
+
+/** The live instances on a node of a cell, as Nova's get_by_host_and_nodename matches them (nodeKey). */
+export function instancesOn(ix: SnapshotIndex, cellUuid: string, host: string | null, node: string | null): readonly InstanceRec[] {
+  const named = ix.instancesOnNode.get(cellUuid, node);
+  if (named === undefined) return [];
+  const key = hostKey(host);
+  return named.every((i) => hostKey(i.host) === key) ? named : named.filter((i) => hostKey(i.host) === key);
+}
+
 export function indexSnapshot(s: Snapshot): SnapshotIndex {
   const liveNodes = s.computeNodes.filter((n) => !n.deleted);
   const liveNodeByUuid = new Map<string, ComputeNodeRec>();
@@ -69,18 +114,18 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
     if (!n.deleted) liveNodeByUuid.set(n.uuid, n);
     else if ((deletedNodeByUuid.get(n.uuid)?.id ?? -1) < n.id) deletedNodeByUuid.set(n.uuid, n);
   }
-  const liveNodesByHypervisorHostname = groupBy(liveNodes, (n) => n.hypervisorHostname?.toLowerCase());
+  const liveNodesByHypervisorHostname = new Groups(liveNodes, (n) => n.hypervisorHostname?.toLowerCase());
   const ironicNodeUuids = s.ironicNodes === undefined ? undefined : new Set(s.ironicNodes.map((n) => n.uuid.toLowerCase()));
   const ironicNodeByUuid = new Map((s.ironicNodes ?? []).map((n) => [n.uuid.toLowerCase(), n] as const));
-  const liveComputeService = new Map<string, ServiceRec>();
-  const deletedComputeService = new Map<string, ServiceRec>();
+  const liveComputeService = new CellHostMap<ServiceRec>();
+  const deletedComputeService = new CellHostMap<ServiceRec>();
   for (const svc of s.services) {
     if (svc.binary !== 'nova-compute') continue;
-    (svc.deleted ? deletedComputeService : liveComputeService).set(serviceKey(svc.cellUuid, svc.host), svc);
+    (svc.deleted ? deletedComputeService : liveComputeService).set(svc.cellUuid, svc.host, svc);
   }
   const instanceByUuid = new Map<string, InstanceRec>();
   for (const i of s.instances) instanceByUuid.set(i.uuid, i);
-  const instancesOnNode = groupBy(s.instances, (i) => nodeKey(i.cellUuid, i.host, i.node));
+  const instancesOnNode = CellHostMap.grouped(s.instances, (i) => i.cellUuid, (i) => i.node);
   const activeMigrationUuids = new Set<string>();
   for (const m of s.migrations) if (m.uuid !== null && !FINAL_MIGRATION_STATES.includes(m.status ?? '')) activeMigrationUuids.add(m.uuid);
 

@@ -58,3 +58,59 @@ export function groupBy<K, V>(items: readonly V[], keyOf: (item: V) => K | undef
   for (const [k, g] of groupOf) groups.set(k, lists[g] as V[]);
   return groups;
 }
+
+/**
+ * groupBy's groups, with a group of one item held as the item itself: most
+ * groups of a snapshot's indexes (the live nodes of a name, the instances of
+ * a node) hold one item, and a one-item list each was 5 MB per 100,000
+ * groups (bench/README.md, "Memory"). get() and the iterators hand such a
+ * group out as a new one-item array. An item that is itself an array is
+ * always held in a list, so the two cannot be confused.
+ */
+export class Groups<K, V> implements ReadonlyMap<K, readonly V[]> {
+  private readonly held = new Map<K, V | V[]>();
+
+  constructor(items: readonly V[], keyOf: (item: V) => K | undefined) {
+    for (const [k, list] of groupBy(items, keyOf)) {
+      const only = list[0];
+      this.held.set(k, list.length === 1 && !Array.isArray(only) ? (only as V) : list);
+    }
+  }
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  get(key: K): readonly V[] | undefined {
+    const g = this.held.get(key);
+    return g === undefined ? undefined : Groups.list(g);
+  }
+
+  has(key: K): boolean {
+    return this.held.has(key);
+  }
+
+  keys(): MapIterator<K> {
+    return this.held.keys();
+  }
+
+  *values(): MapIterator<readonly V[]> {
+    for (const g of this.held.values()) yield Groups.list(g);
+  }
+
+  *entries(): MapIterator<[K, readonly V[]]> {
+    for (const [k, g] of this.held) yield [k, Groups.list(g)];
+  }
+
+  [Symbol.iterator](): MapIterator<[K, readonly V[]]> {
+    return this.entries();
+  }
+
+  forEach(fn: (value: readonly V[], key: K, map: ReadonlyMap<K, readonly V[]>) => void): void {
+    for (const [k, g] of this.held) fn(Groups.list(g), k, this);
+  }
+
+  private static list<V>(g: V | V[]): readonly V[] {
+    return Array.isArray(g) ? g : [g];
+  }
+}

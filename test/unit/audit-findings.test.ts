@@ -210,6 +210,20 @@ describe('auditSnapshot: orphan compute nodes', () => {
   });
 });
 
+describe('auditSnapshot: an instance and its node are matched on cell, host and node as Nova matches them', () => {
+  it('instance-without-allocation for an instance on its node (host and node in another case, trailing spaces), none for one whose host is another', () => {
+    const n = ironicNode('ironic-b', u('x'));
+    const rp = providerOf(n);
+    const onIt = instance(u('vm-on'), n, { host: 'IRONIC-B ', node: u('x').toUpperCase() });
+    const elsewhere = instance(u('vm-off'), n, { host: 'ironic-a' });
+    const inOtherCell = instance(u('vm-c2'), n, { cellUuid: C2 });
+    const s = snapshot({ hostMappings: [mapping('ironic-b')], services: [service('ironic-b')], computeNodes: [n], providers: [rp], instances: [onIt, elsewhere, inOtherCell] });
+    const missing = auditSnapshot(s).filter((f) => f.kind === 'instance-without-allocation');
+    expect(missing.map((f) => f.objects['instance_uuid'])).toEqual([u('vm-on')]);
+    expect(missing[0]?.objects).toMatchObject({ node_uuid: u('x'), provider_uuid: rp.uuid });
+  });
+});
+
 describe('auditSnapshot: duplicates and dead services', () => {
   it('duplicate-compute-node when two live nodes of a cell claim one hypervisor_hostname', () => {
     const a = ironicNode('ironic-a', u('dup'), { id: 100 });

@@ -2,7 +2,7 @@
 import type { ServiceRec } from '../model.js';
 import { ringOwner } from '../hash-ring.js';
 import { ANY_GROUP, partitionOfNode, unservedGroup } from '../partitions.js';
-import { hostKey, serviceKey } from '../snapshot-index.js';
+import { hostKey } from '../snapshot-index.js';
 import { OK, byAge, type NodePlan, type Step } from './context.js';
 import { describeHealth, healthOf, isDead, ringOf } from './ring.js';
 
@@ -23,7 +23,7 @@ export function planCell(np: NodePlan): Step {
   const newest = [...duplicates].sort(byAge).pop();
   // Nova's ironic driver gives a node that carries an instance to the
   // instance's host, whatever the ring says (§6): an up service there owns it.
-  const instanceService = instance === undefined ? undefined : ctx.ix.liveComputeService.get(serviceKey(cellUuid, instance.host));
+  const instanceService = instance === undefined ? undefined : ctx.ix.liveComputeService.get(cellUuid, instance.host);
   const instanceOwner =
     instanceService !== undefined && hostKey(instanceService.host) !== hostKey(from) && healthOf(ctx, cellUuid, instanceService.host) === 'up' ? instanceService : undefined;
   let dest: ServiceRec | undefined;
@@ -41,7 +41,7 @@ export function planCell(np: NodePlan): Step {
     dest = instanceOwner;
     why = `its service on ${from} is ${describeHealth(canonicalHealth)}; its instance is on ${instanceOwner.host ?? '-'}, which is up and owns the node`;
   } else if (newest !== undefined && hostKey(newest.host) !== hostKey(from) && healthOf(ctx, cellUuid, newest.host) === 'up') {
-    dest = ctx.ix.liveComputeService.get(serviceKey(cellUuid, newest.host));
+    dest = ctx.ix.liveComputeService.get(cellUuid, newest.host);
     why = `the newest duplicate was created by ${newest.host ?? '-'}, which is up: that service has taken the node over`;
   } else if (isDead(ctx, canonicalHealth)) {
     const partitions = ctx.s.ironicPartitions;
@@ -55,7 +55,7 @@ export function planCell(np: NodePlan): Step {
           reason: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", the given nova.conf's [ironic] shard, but that file sets no [DEFAULT] host, so which nova-compute owns the shard is not known`,
           suggestion: 'use the nova.conf of the shard\'s nova-compute (with its [DEFAULT] host), or name the ring with --ring-members',
         };
-      const svc = ctx.ix.liveComputeService.get(serviceKey(cellUuid, shard.host));
+      const svc = ctx.ix.liveComputeService.get(cellUuid, shard.host);
       if (svc === undefined || hostKey(svc.host) === hostKey(from) || healthOf(ctx, cellUuid, svc.host) !== 'up')
         return {
           ok: false,

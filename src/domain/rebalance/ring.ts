@@ -3,11 +3,11 @@ import type { ServiceRec } from '../model.js';
 import { buildHashRing } from '../hash-ring.js';
 import { ANY_GROUP, type IronicPartition } from '../partitions.js';
 import { isServiceUp, serviceHealth, type ServiceHealth } from '../liveness.js';
-import { hostKey, serviceKey } from '../snapshot-index.js';
+import { hostKey } from '../snapshot-index.js';
 import type { CellRing, Ctx } from './context.js';
 
 export function healthOf(ctx: Ctx, cellUuid: string, host: string | null): ServiceHealth {
-  return serviceHealth(ctx.s, ctx.ix.liveComputeService.get(serviceKey(cellUuid, host)));
+  return serviceHealth(ctx.s, ctx.ix.liveComputeService.get(cellUuid, host));
 }
 
 export function isDead(ctx: Ctx, health: ServiceHealth): boolean {
