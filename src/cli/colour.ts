@@ -4,8 +4,20 @@
 // no-color.org) turns it off, FORCE_COLOR turns it on even when piped (as
 // chalk, node and npm read it: 0/false off, 1/true/empty basic, 2 256, 3
 // truecolor), TERM=dumb turns it off on a terminal.
-import { Chalk, type ChalkInstance } from 'chalk';
+import type { ChalkInstance } from 'chalk';
 import type { RunContext } from './context.js';
+
+/**
+ * chalk, loaded only by a run that colours (loadColour): importing it is
+ * about 20 ms of a start-up that most runs (piped, cron, --format json) do
+ * not need (issue 20).
+ */
+let chalkModule: typeof import('chalk') | undefined;
+
+/** Load chalk when this run's stdout is coloured; call before paletteFor. */
+export async function loadColour(ctx: Pick<RunContext, 'env' | 'stdoutIsTty'>): Promise<void> {
+  if (chalkModule === undefined && colourLevel(ctx.env, ctx.stdoutIsTty) > 0) chalkModule = await import('chalk');
+}
 
 export type ColourLevel = 0 | 1 | 2 | 3;
 
@@ -36,8 +48,9 @@ export interface Palette {
 
 export function paletteFor(ctx: Pick<RunContext, 'env' | 'stdoutIsTty'>): Palette {
   const level = colourLevel(ctx.env, ctx.stdoutIsTty);
-  if (level === 0) return PLAIN;
-  const c: ChalkInstance = new Chalk({ level });
+  // Without loadColour (a caller that never coloured before) the output stays plain rather than failing.
+  if (level === 0 || chalkModule === undefined) return PLAIN;
+  const c: ChalkInstance = new chalkModule.Chalk({ level });
   return {
     enabled: true,
     kind: (kind) => {

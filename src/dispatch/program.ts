@@ -3,7 +3,7 @@
 // own parse into its typed options), run, and turn every error
 // into the family's exit code. Usage errors from commander have already been
 // printed on stderr by commander itself.
-import { Command, CommanderError, Option } from 'commander';
+import type { Option } from 'commander';
 import { loadConfig } from '../config/load-config.js';
 import type { ConfigSource, NovaConfig } from '../config/types.js';
 import { ReconcileError } from '../errors.js';
@@ -17,6 +17,7 @@ import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js
 import { COMMANDS } from './registry.js';
 import { VERSION, VERSION_ARGUMENTS } from '../cli/version.js';
 import { renderStats } from '../cli/stats.js';
+import { loadColour } from '../cli/colour.js';
 import { openOperatorLog, resolveLogTarget, type OperatorLog } from '../cli/oslo-log.js';
 
 /** The first words that belong to nova-manage's grammar. */
@@ -67,7 +68,10 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     // After the command words, --verbose is the command's own where it has one (nova-manage's meaning), else oslo.log's.
     const afterCommand = rest.slice(spec.path.length).filter((a) => longOptions.includes('--verbose') || a !== '--verbose');
     const commandArgs = expandOptionPrefixes(afterCommand, longOptions);
-    const parsed = parseCommandArgs(spec, commandArgs, ctx);
+    // Loaded here, not at start-up: `help` and --version need neither (issue 20).
+    commander ??= await import('commander');
+    await loadColour(ctx);
+    const parsed = parseCommandArgs(commander, spec, commandArgs, ctx);
     if (parsed === 'help') return 0;
     format = stringOption(parsed.options, 'format') ?? 'table';
     let config: NovaConfig | undefined;
@@ -105,7 +109,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
       if (globals.stats) ctx.stderr.write(renderStats(Date.now() - started, ctx.maxRssKb()) + '\n');
     }
   } catch (err) {
-    if (err instanceof CommanderError) return exitCodeFor('usage', family);
+    if (commander !== undefined && err instanceof commander.CommanderError) return exitCodeFor('usage', family);
     const code = reportError(err, { ctx, family, debug, format, configSources });
     if (log !== undefined) {
       const l = log;
@@ -186,7 +190,10 @@ interface Parsed {
   readonly args: readonly string[];
 }
 
-function parseCommandArgs(spec: CommandSpec, args: readonly string[], ctx: RunContext): Parsed | 'help' {
+/** commander, loaded once a command is parsed. */
+let commander: typeof import('commander') | undefined;
+
+function parseCommandArgs({ Command, CommanderError, Option }: typeof import('commander'), spec: CommandSpec, args: readonly string[], ctx: RunContext): Parsed | 'help' {
   const cmd = new Command(`nova-reconcile ${spec.path.join(' ')}`);
   cmd
     .description(spec.summary)

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { fit, fitWidths, renderTable } from '../../src/cli/render-table.js';
 import { columnsOption, renderListing, selectColumns } from '../../src/cli/listing.js';
-import { colourLevel, paletteFor, severityOf } from '../../src/cli/colour.js';
+import { colourLevel, loadColour, paletteFor, severityOf } from '../../src/cli/colour.js';
 import { ReconcileError } from '../../src/errors.js';
 
 const PIPE = { stdoutColumns: undefined, stdoutIsTty: false, env: {} };
@@ -98,8 +98,10 @@ describe('colour', () => {
     expect(colourLevel({ FORCE_COLOR: 'false' }, true)).toBe(0);
   });
 
-  it('colours kinds by severity and plan verbs by what they do, only when enabled', () => {
-    const on = paletteFor({ env: { FORCE_COLOR: '1' }, stdoutIsTty: false });
+  it('colours kinds by severity and plan verbs by what they do, only when enabled (chalk loaded by loadColour first)', async () => {
+    const forced = { env: { FORCE_COLOR: '1' }, stdoutIsTty: false };
+    await loadColour(forced);
+    const on = paletteFor(forced);
     expect(on.kind('duplicate-compute-node')).toBe('\x1b[31m\x1b[1mduplicate-compute-node\x1b[22m\x1b[39m');
     expect(on.verb('soft-delete')).toBe('\x1b[31msoft-delete\x1b[39m');
     expect(on.verb('move')).toBe('\x1b[33mmove\x1b[39m');
