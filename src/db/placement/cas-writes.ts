@@ -8,7 +8,7 @@
 // transaction and returns row images for the journal.
 import type { Knex } from 'knex';
 import type { Dialect } from '../connect.js';
-import { CasConflict, lockedSelect, normaliseRow, selectForUpdate, type Row, type RowImage } from '../row-images.js';
+import { CasConflict, lockedSelect, selectForUpdate, type Row, type RowImage } from '../row-images.js';
 import { runStatements } from '../statement-batch.js';
 
 export interface DeleteProviderExpect {
@@ -71,41 +71,84 @@ export interface RemoveAllocationsExpect {
 }
 
 export async function removeProviderAllocations(trx: Knex.Transaction, dialect: Dialect, expect: RemoveAllocationsExpect, now: string): Promise<RowImage[]> {
-  const [consumer] = await selectForUpdate(trx, dialect, 'consumers', { uuid: expect.consumerUuid });
+  // One round trip (statement-batch.ts): the consumer, every allocation it holds, the
+  // providers they are on and the one losing them, all under lock, in that order. The
+  // providers are reached through the consumer's allocations (a join driven by
+  // allocations' consumer_id index, then the primary key): an IN subquery OR'ed with
+  // the id could make the server scan, and lock, every provider row.
+  const locked = (q: Knex.QueryBuilder): Knex.QueryBuilder => (dialect === 'mysql' ? q.forUpdate() : q);
+  const read = await runStatements(trx, [
+    lockedSelect(trx, dialect, 'consumers', { uuid: expect.consumerUuid }),
+    locked(trx('allocations').select('*').where('consumer_id', expect.consumerUuid).orderBy('id')),
+    locked(
+      trx('resource_providers')
+        .select('resource_providers.*')
+        .join('allocations', 'allocations.resource_provider_id', 'resource_providers.id')
+        .where('allocations.consumer_id', expect.consumerUuid)
+        .orderBy('resource_providers.id'),
+    ),
+    lockedSelect(trx, dialect, 'resource_providers', { id: expect.providerId }),
+  ]);
+  const [consumer] = read.rows(0);
   if (consumer === undefined) throw new CasConflict(`consumer ${expect.consumerUuid} no longer exists`);
   if (Number(consumer['generation']) !== expect.consumerGeneration)
     throw new CasConflict(`consumer ${expect.consumerUuid} generation is ${String(consumer['generation'])}, planned ${expect.consumerGeneration}`);
-  const mine = await selectForUpdate(trx, dialect, 'allocations', { consumer_id: expect.consumerUuid, resource_provider_id: expect.providerId });
+  const held = read.rows(1);
+  const mine = held.filter((r) => Number(r['resource_provider_id']) === expect.providerId);
   if (!sameAllocations(mine, expect.allocations)) throw new CasConflict(`allocations of consumer ${expect.consumerUuid} on provider ${expect.providerUuid} changed`);
-
-  const images: RowImage[] = mine.map((row) => ({ table: 'allocations', key: { id: Number(row['id']) }, before: row, after: null }));
-  await trx('allocations')
-    .delete()
-    .whereIn(
-      'id',
-      mine.map((r) => Number(r['id'])),
-    );
+  const providerById = new Map([...read.rows(2), ...read.rows(3)].map((rp) => [Number(rp['id']), rp] as const));
+  const losing = providerById.get(expect.providerId);
+  if (losing === undefined) throw new CasConflict(`resource provider ${expect.providerId} disappeared`);
+  const rest = held.filter((r) => Number(r['resource_provider_id']) !== expect.providerId);
+  const consumerId = Number(consumer['id']);
+  // A PUT of the remaining allocations bumps every provider in the new set.
+  const others = [...new Set(rest.map((r) => Number(r['resource_provider_id'])))].sort((a, b) => a - b);
+  const bumped = others.map((id) => {
+    const rp = providerById.get(id);
+    if (rp === undefined) throw new CasConflict(`resource provider ${id} disappeared`);
+    return rp;
+  });
 
   // The provider that lost the allocations is bumped too (issue 13 item 6).
   // Placement itself leaves it alone (nova-behaviour §8.2), but a nova cache
   // that compares the generation then sees that its allocations changed.
-  images.push(await bumpProviderGeneration(trx, dialect, expect.providerId, now));
+  const bump = (rp: Row): Knex.QueryBuilder =>
+    trx('resource_providers')
+      .update({ generation: Number(rp['generation']) + 1, updated_at: now })
+      .where({ id: Number(rp['id']), generation: Number(rp['generation']) });
+  const written = await runStatements(trx, [
+    trx('allocations')
+      .delete()
+      .whereIn(
+        'id',
+        mine.map((r) => Number(r['id'])),
+      ),
+    bump(losing),
+    rest.length === 0
+      ? trx('consumers').delete().where({ id: consumerId, generation: expect.consumerGeneration })
+      : trx('consumers').update({ generation: expect.consumerGeneration + 1, updated_at: now }).where({ id: consumerId, generation: expect.consumerGeneration }),
+    ...bumped.map(bump),
+  ]);
+  if (written.affected(0) !== mine.length) throw new CasConflict(`allocations of consumer ${expect.consumerUuid} on provider ${expect.providerUuid} changed while being removed`);
+  [losing, ...bumped].forEach((rp, i) => {
+    if (written.affected(i === 0 ? 1 : i + 2) !== 1) throw new CasConflict(`resource provider ${String(rp['uuid'])} generation changed`);
+  });
+  if (written.affected(2) !== 1) throw new CasConflict(`consumer ${expect.consumerUuid} changed while its allocations were rewritten`);
 
-  const rest = (await trx('allocations').select('*').where('consumer_id', expect.consumerUuid)).map(normaliseRow);
-  const consumerId = Number(consumer['id']);
+  const bumpedImage = (rp: Row): RowImage => ({
+    table: 'resource_providers',
+    key: { id: Number(rp['id']) },
+    before: rp,
+    after: { ...rp, generation: Number(rp['generation']) + 1, updated_at: now },
+  });
+  const images: RowImage[] = mine.map((row) => ({ table: 'allocations', key: { id: Number(row['id']) }, before: row, after: null }));
+  images.push(bumpedImage(losing));
   if (rest.length === 0) {
-    await trx('consumers').delete().where({ id: consumerId, generation: expect.consumerGeneration });
     images.push({ table: 'consumers', key: { id: consumerId }, before: consumer, after: null });
     return images;
   }
-  const bumped = await trx('consumers')
-    .update({ generation: expect.consumerGeneration + 1, updated_at: now })
-    .where({ id: consumerId, generation: expect.consumerGeneration });
-  if (bumped !== 1) throw new CasConflict(`consumer ${expect.consumerUuid} changed while its allocations were rewritten`);
   images.push({ table: 'consumers', key: { id: consumerId }, before: consumer, after: { ...consumer, generation: expect.consumerGeneration + 1, updated_at: now } });
-  // A PUT of the remaining allocations bumps every provider in the new set.
-  const providerIds = [...new Set(rest.map((r) => Number(r['resource_provider_id'])))].filter((id) => id !== expect.providerId).sort((a, b) => a - b);
-  for (const id of providerIds) images.push(await bumpProviderGeneration(trx, dialect, id, now));
+  for (const rp of bumped) images.push(bumpedImage(rp));
   return images;
 }
 
@@ -143,15 +186,6 @@ export async function rekeyProvider(trx: Knex.Transaction, dialect: Dialect, exp
     images.push({ table: 'consumers', key: { id: Number(c['id']) }, before: c, after: { ...c, generation: generation + 1, updated_at: now } });
   }
   return images;
-}
-
-async function bumpProviderGeneration(trx: Knex.Transaction, dialect: Dialect, providerId: number, now: string): Promise<RowImage> {
-  const [rp] = await selectForUpdate(trx, dialect, 'resource_providers', { id: providerId });
-  if (rp === undefined) throw new CasConflict(`resource provider ${providerId} disappeared`);
-  const generation = Number(rp['generation']);
-  const n = await trx('resource_providers').update({ generation: generation + 1, updated_at: now }).where({ id: providerId, generation });
-  if (n !== 1) throw new CasConflict(`resource provider ${String(rp['uuid'])} generation changed`);
-  return { table: 'resource_providers', key: { id: providerId }, before: rp, after: { ...rp, generation: generation + 1, updated_at: now } };
 }
 
 function checkProvider(rp: Row, uuid: string, generation: number): void {
