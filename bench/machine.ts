@@ -4,7 +4,8 @@ import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import type { Knex } from 'knex';
 import type { NovaInstall } from './processes.js';
 
-export async function describeMachine(admin: Knex, nova: NovaInstall | undefined, repoRoot: string): Promise<string[]> {
+/** @param novaNotLooked true with --nova-manage never: nova-manage was not looked for, so its absence says nothing. */
+export async function describeMachine(admin: Knex, nova: NovaInstall | undefined, repoRoot: string, novaNotLooked = false): Promise<string[]> {
   const version = (await admin.raw('SELECT VERSION() AS v')) as unknown as [{ v: string }[], unknown];
   const model = cpus()[0]?.model.trim() ?? 'unknown CPU';
   return [
@@ -12,7 +13,7 @@ export async function describeMachine(admin: Knex, nova: NovaInstall | undefined
     `Memory: ${(totalmem() / 1024 ** 3).toFixed(1)} GiB`,
     `MariaDB: ${version[0][0]?.v ?? 'unknown'}`,
     `Node: ${process.version}`,
-    `nova-manage: ${nova === undefined ? 'not installed (python3-nova not importable)' : `Nova ${nova.version} (${nova.python})`}`,
+    `nova-manage: ${nova !== undefined ? `Nova ${nova.version} (${nova.python})` : novaNotLooked ? 'not looked for (--nova-manage never)' : 'not installed (python3-nova not importable)'}`,
     `nova-reconcile: ${gitDescription(repoRoot)}`,
     `Load average at the start: ${formatLoad()} (other work on the machine inflates every figure, nova-manage's most)`,
   ];

@@ -105,7 +105,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const admin = serverKnex(server);
   let machine: string[];
   try {
-    machine = await describeMachine(admin, nova, REPO_ROOT);
+    machine = await describeMachine(admin, nova, REPO_ROOT, opts.novaManage === 'never');
   } catch (err) {
     throw new Error(`cannot reach MariaDB at ${server.host}:${server.port}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   } finally {
