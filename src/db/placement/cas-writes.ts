@@ -123,17 +123,16 @@ export async function removeProviderAllocations(trx: Knex.Transaction, dialect: 
         'id',
         mine.map((r) => Number(r['id'])),
       ),
-    bump(losing),
     rest.length === 0
       ? trx('consumers').delete().where({ id: consumerId, generation: expect.consumerGeneration })
       : trx('consumers').update({ generation: expect.consumerGeneration + 1, updated_at: now }).where({ id: consumerId, generation: expect.consumerGeneration }),
-    ...bumped.map(bump),
+    ...[losing, ...bumped].map(bump),
   ]);
   if (written.affected(0) !== mine.length) throw new CasConflict(`allocations of consumer ${expect.consumerUuid} on provider ${expect.providerUuid} changed while being removed`);
+  if (written.affected(1) !== 1) throw new CasConflict(`consumer ${expect.consumerUuid} changed while its allocations were rewritten`);
   [losing, ...bumped].forEach((rp, i) => {
-    if (written.affected(i === 0 ? 1 : i + 2) !== 1) throw new CasConflict(`resource provider ${String(rp['uuid'])} generation changed`);
+    if (written.affected(2 + i) !== 1) throw new CasConflict(`resource provider ${String(rp['uuid'])} generation changed`);
   });
-  if (written.affected(2) !== 1) throw new CasConflict(`consumer ${expect.consumerUuid} changed while its allocations were rewritten`);
 
   const bumpedImage = (rp: Row): RowImage => ({
     table: 'resource_providers',
