@@ -3,14 +3,25 @@
 //
 // Why: most of a short run's start-up was Node resolving and loading about a
 // hundred small modules (issue 20: --version took ~0.28 s of CPU, ~0.1 s of
-// it `node -e 0`). One file loads in one step. Packages stay external (they
-// are installed beside it, and knex loads its driver by name at run time);
-// only the project's own modules are joined.
+// it `node -e 0`). One file loads in one step. Packages stay external in it
+// (commander and chalk are loaded lazily, and are one file or a few); knex
+// and mysql2 get a bundle of their own, below.
 //
 // Two files, not one (issue 20): the entry (main.ts, the process boundary)
 // and one chunk with the rest, which main.ts imports only when a command
 // runs. `--version` is answered by the entry alone, without loading the
 // dispatcher, commander or chalk.
+//
+// knex and mysql2 are bundled too, into a CommonJS file of their own,
+// dist/src/bundle/db-drivers.cjs, which src/db/knex-factory.ts requires on
+// the first connection (issue 20). Loaded from node_modules they are about 420
+// small CommonJS files (252 of them lodash's), and resolving and reading
+// them was the largest part of a short database run's fixed cost. Of knex's
+// dialects only the ones nova-reconcile opens are bundled (mysql2 and
+// better-sqlite3, with the mysql and sqlite3 dialects they extend); the others
+// are replaced by a module that throws, so that no driver we never load is
+// looked for. better-sqlite3 stays external: it is a native module, and
+// optional.
 //
 // The bundle sits two folders below dist/ on purpose: src/db/migrate.ts finds
 // the compiled migrations two folders up from its own module URL, then
@@ -21,6 +32,39 @@ import { build } from 'esbuild';
 
 // No chunk of an earlier build may stay behind (npm pack ships the folder).
 rmSync('dist/src/bundle', { recursive: true, force: true });
+const USED_DIALECTS = new Set(['mysql2', 'mysql', 'better-sqlite3', 'sqlite3']);
+await build({
+  stdin: { contents: "module.exports = require('knex');", resolveDir: process.cwd(), sourcefile: 'db-drivers.cjs', loader: 'js' },
+  outfile: 'dist/src/bundle/db-drivers.cjs',
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  // mysql and sqlite3 are the drivers of the base dialects: never loaded,
+  // because mysql2 and better-sqlite3 override the driver they require.
+  external: ['better-sqlite3', 'mysql', 'sqlite3'],
+  minifyWhitespace: true,
+  minifySyntax: true,
+  keepNames: true,
+  logLevel: 'warning',
+  legalComments: 'none',
+  plugins: [
+    {
+      name: 'unused-knex-dialects',
+      setup(b) {
+        b.onResolve({ filter: /^\.\/[a-z0-9-]+$/ }, (args) => {
+          if (!args.importer.replaceAll('\\', '/').endsWith('/knex/lib/dialects/index.js')) return undefined;
+          const dialect = args.path.slice(2);
+          return USED_DIALECTS.has(dialect) ? undefined : { path: dialect, namespace: 'unused-knex-dialect' };
+        });
+        b.onLoad({ filter: /.*/, namespace: 'unused-knex-dialect' }, (args) => ({
+          contents: `throw new Error(${JSON.stringify(`knex's ${args.path} dialect is not part of nova-reconcile`)});`,
+          loader: 'js',
+        }));
+      },
+    },
+  ],
+});
 await build({
   entryPoints: { 'nova-reconcile': 'dist/src/main.js' },
   outdir: 'dist/src/bundle',
@@ -32,6 +76,8 @@ await build({
   format: 'esm',
   target: 'node20',
   packages: 'external',
+  // knex-factory.ts requires this file instead of the knex package.
+  define: { __NOVA_RECONCILE_KNEX_MODULE__: JSON.stringify('./db-drivers.cjs') },
   logLevel: 'warning',
   legalComments: 'none',
 });
