@@ -6,7 +6,7 @@
 // finishes (placement released before the compute node row goes away).
 import type { Knex } from 'knex';
 import { writerOf, type Database } from '../db/connect.js';
-import type { Deployment } from '../db/deployment.js';
+import type { CellMapping, Deployment } from '../db/deployment.js';
 import { changeAlreadyDone } from '../db/already-done.js';
 import { applyChange } from '../db/apply-change.js';
 import { guardCellChange, takeCellWriteLock } from '../db/cell/ownership.js';
@@ -296,6 +296,17 @@ async function openHeldCell(deployment: Deployment, changes: HeldSegment['change
 /** The errors of changes whose COMMIT was cut (wrapApplyError). */
 const unknownOutcomes = new WeakSet<object>();
 
+/**
+ * The cell mappings a run's changes are written through, read once per
+ * deployment (on its first change, so after the plan was read), not once per
+ * change: a 1,000-unit apply made 1,000 round trips to the API database for
+ * them (issue 20). A cell's database handle is kept by uuid for the whole run
+ * anyway (Deployment.cell), so a re-read could only have refused a cell whose
+ * mapping was deleted in the middle of the apply; its rows are still guarded
+ * by every compare-and-swap.
+ */
+const cellMappingsOf = new WeakMap<Deployment, Promise<readonly CellMapping[]>>();
+
 export async function databaseFor(deployment: Deployment, target: DbRef): Promise<Database> {
   switch (target.db) {
     case 'api':
@@ -303,7 +314,14 @@ export async function databaseFor(deployment: Deployment, target: DbRef): Promis
     case 'placement':
       return deployment.placement();
     case 'cell': {
-      const mapping = (await deployment.cellMappings()).find((m) => m.uuid === target.cellUuid);
+      let mappings = cellMappingsOf.get(deployment);
+      if (mappings === undefined) {
+        mappings = deployment.cellMappings();
+        cellMappingsOf.set(deployment, mappings);
+        // A failed read is not remembered: the next change reads again.
+        mappings.catch(() => cellMappingsOf.delete(deployment));
+      }
+      const mapping = (await mappings).find((m) => m.uuid === target.cellUuid);
       if (mapping === undefined) throw new ReconcileError('not-found', `cell ${target.cellUuid} is not in cell_mappings`);
       return deployment.cell(mapping);
     }
