@@ -10,7 +10,8 @@
 // one logger(1) process (util-linux) fed on its stdin, with a <priority>
 // prefix per line. Without logger(1) a one-line warning says nothing reaches
 // syslog.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { childProcess } from '../builtins.js';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { redactUrl } from '../config/mask-url.js';
@@ -142,7 +143,7 @@ export function openOperatorLog(opts: OpenLogOptions): OperatorLog {
     }
     if (target.syslogFacility !== undefined) {
       const args = ['--prio-prefix', '--tag', 'nova-reconcile', `--id=${opts.pid}`, ...(opts.syslogSocket === undefined ? [] : ['--socket', opts.syslogSocket])];
-      const child = spawn('logger', args, { stdio: ['pipe', 'ignore', 'inherit'] });
+      const child = childProcess().spawn('logger', args, { stdio: ['pipe', 'ignore', 'inherit'] });
       child.on('error', () => {
         if (!syslogFailed) opts.warn('nova-reconcile: warning: --use-syslog: logger(1) from util-linux could not be run; nothing is logged to syslog');
         syslogFailed = true;

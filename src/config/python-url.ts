@@ -11,7 +11,7 @@
 // non-numeric port); here that is a PythonValueError, so callers can mirror
 // Nova's `except Exception` fallbacks.
 
-import { isIPv4, isIPv6 } from 'node:net';
+import { net } from '../builtins.js';
 
 export class PythonValueError extends Error {
   constructor(message: string) {
@@ -192,8 +192,8 @@ function checkBracketedHost(host: string): void {
     if (!/^v[a-fA-F0-9]+\..+$/s.test(host)) throw new PythonValueError('IPvFuture address is invalid');
     return;
   }
-  if (isIPv4(host)) throw new PythonValueError('An IPv4 address cannot be in brackets');
-  if (!isIPv6(host)) throw new PythonValueError(`'${host}' does not appear to be an IPv4 or IPv6 address`);
+  if (net().isIPv4(host)) throw new PythonValueError('An IPv4 address cannot be in brackets');
+  if (!net().isIPv6(host)) throw new PythonValueError(`'${host}' does not appear to be an IPv4 or IPv6 address`);
 }
 
 // urlsplit rejects a non-ASCII netloc whose NFKC form introduces URL

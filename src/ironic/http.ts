@@ -3,8 +3,8 @@
 // without undici's dispatcher, which Node 20 does not expose. A failure is an
 // HttpFailure whose text never holds a header or a body (tokens, passwords).
 import { readFileSync } from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import { http, https } from '../builtins.js';
 
 export interface HttpOptions {
   readonly cafile?: string | undefined;
@@ -37,7 +37,7 @@ export function send(method: 'GET' | 'POST', url: URL, headers: Record<string, s
   const secure = url.protocol === 'https:';
   const ca = secure && options.cafile !== undefined ? readCa(options.cafile) : undefined;
   return new Promise((resolve, reject) => {
-    const req = (secure ? httpsRequest : httpRequest)(
+    const req = (secure ? https().request : http().request)(
       url,
       {
         method,

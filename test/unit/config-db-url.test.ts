@@ -239,3 +239,13 @@ describe('parseDbUrl: errors', () => {
     expect(e.hint).toContain('[api_database] connection');
   });
 });
+
+describe('a bracketed host, as urlsplit (3.11.4+) checks it', () => {
+  it('takes an IPv6 address; refuses an IPv4 address or a name in brackets, as Python does', async () => {
+    const { splitUrl } = await import('../../src/config/python-url.js');
+    expect(splitUrl('mysql+pymysql://nova@[::1]:3306/nova').netloc).toBe('nova@[::1]:3306');
+    expect(splitUrl('mysql+pymysql://nova@[fe80::1%25eth0]:3306/nova').netloc).toBe('nova@[fe80::1%25eth0]:3306');
+    expect(() => splitUrl('mysql+pymysql://nova@[192.0.2.1]:3306/nova')).toThrow('An IPv4 address cannot be in brackets');
+    expect(() => splitUrl('mysql+pymysql://nova@[db.example]:3306/nova')).toThrow("'db.example' does not appear to be an IPv4 or IPv6 address");
+  });
+});
