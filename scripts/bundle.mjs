@@ -7,10 +7,11 @@
 // (commander and chalk are loaded lazily, and are one file or a few); knex
 // and mysql2 get a bundle of their own, below.
 //
-// Two files, not one (issue 20): the entry (main.ts, the process boundary)
-// and one chunk with the rest, which main.ts imports only when a command
-// runs. `--version` is answered by the entry alone, without loading the
-// dispatcher, commander or chalk.
+// Chunks, not one file (issue 20): the entry (main.ts, the process
+// boundary), the dispatcher (imported by main.ts unless it answers
+// `--version` itself), and the registry with every command and what they
+// run, which the dispatcher imports only once a command is found: `help`
+// and the dispatcher's errors use the command index written in below.
 //
 // knex and mysql2 are bundled too, into a CommonJS file of their own,
 // dist/src/bundle/db-drivers.cjs, which src/db/knex-factory.ts requires on
@@ -29,6 +30,14 @@
 // dist/src/bundle/: both lead to dist/migrations.
 import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
+
+// The dispatcher's command index (src/dispatch/command-index.ts), computed
+// from tsc's output of the registry and written into the bundle as a
+// constant, so that `help` and the dispatcher's errors do not load the
+// commands (issue 20).
+const { COMMANDS } = await import('../dist/src/dispatch/registry.js');
+const { commandIndex } = await import('../dist/src/dispatch/command-index.js');
+const COMMAND_INDEX = JSON.stringify(commandIndex(COMMANDS));
 
 // No chunk of an earlier build may stay behind (npm pack ships the folder).
 rmSync('dist/src/bundle', { recursive: true, force: true });
@@ -77,7 +86,7 @@ await build({
   target: 'node20',
   packages: 'external',
   // knex-factory.ts requires this file instead of the knex package.
-  define: { __NOVA_RECONCILE_KNEX_MODULE__: JSON.stringify('./db-drivers.cjs') },
+  define: { __NOVA_RECONCILE_KNEX_MODULE__: JSON.stringify('./db-drivers.cjs'), __NOVA_RECONCILE_COMMAND_INDEX__: COMMAND_INDEX },
   logLevel: 'warning',
   legalComments: 'none',
 });

@@ -18,14 +18,23 @@ export const GLOBAL_OPTIONS: ReadonlyArray<readonly [string, string]> = [
   ['--version', 'print the version'],
 ];
 
-export function renderTopLevelHelp(commands: readonly CommandSpec[]): string {
+/** What the top-level help shows of a command (dispatch/command-index.ts builds these from the specs). */
+export interface CommandSummary {
+  readonly path: readonly string[];
+  readonly family: CommandSpec['family'];
+  readonly summary: string;
+  /** The flags of the shared scope options (scope.ts) the command takes. */
+  readonly scope: readonly string[];
+}
+
+export function renderTopLevelHelp(commands: readonly CommandSummary[]): string {
   const lines: string[] = [];
   lines.push('Usage: nova-reconcile [--config-file FILE]... [--config-dir DIR] <category> <action> [options]');
   lines.push('');
   lines.push("Keeps Nova's API, cell and Placement databases consistent. The nova-manage");
   lines.push('compatible commands print what nova-manage prints and exit as it exits; the');
   lines.push('reconciliation commands plan first and change nothing without --apply.');
-  const groups: Array<[string, CommandSpec[]]> = [
+  const groups: Array<[string, CommandSummary[]]> = [
     ['nova-manage compatible commands', commands.filter((c) => c.family === 'compatible')],
     ['Reconciliation commands', commands.filter((c) => c.family === 'reconcile')],
   ];
@@ -37,7 +46,9 @@ export function renderTopLevelHelp(commands: readonly CommandSpec[]): string {
   }
   lines.push('', 'Global options:');
   for (const [flag, text] of GLOBAL_OPTIONS) lines.push(`  ${flag.padEnd(24)}  ${text}`);
-  const scoped = SCOPE_OPTIONS.map((o) => [o, scopeUsers(commands, o)] as const).filter(([, users]) => users.length > 0);
+  const scoped = SCOPE_OPTIONS.map((o) => [o, commands.filter((c) => c.scope.includes(o.flags)).map((c) => c.path.join(' '))] as const).filter(
+    ([, users]) => users.length > 0,
+  );
   if (scoped.length > 0) {
     lines.push('', 'Scope options (the same spelling and meaning on every plan command that takes them):');
     for (const [o, users] of scoped) lines.push(`  ${o.flags}`, ...wrap(`${o.description}. Taken by: ${users.join(', ')}.`, 72).map((l) => `      ${l}`));

@@ -11,10 +11,10 @@ import { expandOptionPrefixes, extractGlobalArgs } from '../cli/argv.js';
 import type { RunContext } from '../cli/context.js';
 import { exitCodeFor, type CommandFamily } from '../cli/exit-codes.js';
 import { stringOption } from '../cli/options.js';
-import { renderCommandHelpFooter, renderTopLevelHelp } from '../cli/help.js';
+import { renderCommandHelpFooter, renderTopLevelHelp, type CommandSummary } from '../cli/help.js';
 import { reportError } from '../cli/report-error.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
-import { COMMANDS } from './registry.js';
+import { findCommand, loadCommandIndex } from './command-index.js';
 import { VERSION, VERSION_ARGUMENTS } from '../cli/version.js';
 import { renderStats } from '../cli/stats.js';
 import { loadColour } from '../cli/colour.js';
@@ -34,23 +34,26 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     debug = globals.debug;
     configSources = globals.sources;
     let rest = globals.rest;
-    if (globals.leadingUnknown !== undefined) return refuseLeadingOption(globals.leadingUnknown, rest, ctx);
+    if (globals.leadingUnknown !== undefined) return refuseLeadingOption(await loadCommandIndex(), globals.leadingUnknown, rest, ctx);
     if (rest.length === 0) {
       throw new ReconcileError('usage', 'no command given', { hint: 'run `nova-reconcile --help` for the list of commands' });
     }
     // `help compute_node list` is `compute_node list --help`.
     if (rest[0] === 'help' && rest.length > 1) rest = [...rest.slice(1), '--help'];
+    // The help and the errors below need only the command index: the
+    // commands themselves are loaded once one is found (issue 20).
+    const index = await loadCommandIndex();
     if (rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help') {
-      ctx.stdout.write(renderTopLevelHelp(COMMANDS));
+      ctx.stdout.write(renderTopLevelHelp(index));
       return 0;
     }
     if (VERSION_ARGUMENTS.includes(rest[0] ?? '')) {
       ctx.stdout.write(`${VERSION}\n`);
       return 0;
     }
-    const spec = findCommand(rest);
-    if (spec === undefined) {
-      const group = COMMANDS.filter((c) => c.path[0] === rest[0]);
+    const found = findCommand(index, rest);
+    if (found === undefined) {
+      const group = index.filter((c) => c.path[0] === rest[0]);
       if (group.length > 0 && (rest[1] === '--help' || rest[1] === '-h')) {
         ctx.stdout.write(renderTopLevelHelp(group));
         return 0;
@@ -63,7 +66,9 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
       const words = rest.filter((w) => !w.startsWith('-')).slice(0, 2).join(' ');
       throw new ReconcileError('usage', `unknown command "${words}"`, { hint: 'run `nova-reconcile --help` for the list of commands' });
     }
-    family = spec.family;
+    family = found.family;
+    const spec = findCommand((await import('./registry.js')).COMMANDS, found.path);
+    if (spec === undefined || spec.path.length !== found.path.length) throw new Error(`the command index names ${found.path.join(' ')}, which the registry does not hold`);
     const longOptions = longOptionNames(spec);
     // After the command words, --verbose is the command's own where it has one (nova-manage's meaning), else oslo.log's.
     const afterCommand = rest.slice(spec.path.length).filter((a) => longOptions.includes('--verbose') || a !== '--verbose');
@@ -142,9 +147,9 @@ function ignoreErrors(fn: () => void): void {
  * error commander gives when it follows them, with the command's usage exit
  * code (nova-manage: argparse's 2; ours: 127).
  */
-function refuseLeadingOption(option: string, rest: readonly string[], ctx: RunContext): number {
+function refuseLeadingOption(index: readonly CommandSummary[], option: string, rest: readonly string[], ctx: RunContext): number {
   for (let i = 0; i < rest.length; i++) {
-    const spec = findCommand(rest.slice(i));
+    const spec = findCommand(index, rest.slice(i));
     if (spec !== undefined) {
       ctx.stderr.write(`nova-reconcile ${spec.path.join(' ')}: error: unknown option '${option}'\n`);
       return exitCodeFor('usage', spec.family);
@@ -171,14 +176,6 @@ function firstWord(argv: readonly string[]): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function findCommand(rest: readonly string[]): CommandSpec | undefined {
-  let best: CommandSpec | undefined;
-  for (const spec of COMMANDS) {
-    if (spec.path.every((word, i) => rest[i] === word) && (best === undefined || spec.path.length > best.path.length)) best = spec;
-  }
-  return best;
 }
 
 function longOptionNames(spec: CommandSpec): string[] {
