@@ -4,7 +4,7 @@
 // command or a missing action.
 //
 // Why not the specs themselves (issue 20: process start): importing
-// registry.ts loads every command and everything they run (about 650 kB of
+// registry.ts loads every command and everything they run (about 570 kB of
 // bundle to compile), which `help` never uses. In the bundle, scripts/bundle.mjs
 // computes this index from the registry at build time (commandIndex below,
 // on tsc's output) and writes it in as a constant; run from the sources or
