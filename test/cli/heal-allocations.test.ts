@@ -10,6 +10,7 @@ import type { Knex } from 'knex';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
 import { createTestDeployment, describeEachDialect, type TestDeployment } from '../helpers/test-deployment.js';
+import { describeMysql } from '../helpers/mysql.js';
 import { addIronicNode } from '../../src/sandbox/builders.js';
 import { scenarioClock } from '../../src/sandbox/clock.js';
 import { insertInstance, insertInstanceExtra, insertInstanceMapping } from '../../src/sandbox/rows.js';
@@ -47,27 +48,33 @@ async function consumerRow(p: Knex, uuid: string): Promise<string | undefined> {
   return row === undefined ? undefined : `${row.generation} ${row.project} ${row.user} ${String(row.consumer_type_id)}`;
 }
 
+/** The state of bug 1841481 (see the top of this file) on a new deployment. */
+async function createHealDeployment(dialect: 'sqlite' | 'mysql'): Promise<TestDeployment> {
+  const d = await createTestDeployment(dialect, 'libvirt', 'ha');
+  const clock = scenarioClock();
+  const p = d.knex('placement');
+  const cell = d.knex('cell1');
+  // The in-use ironic node: its provider re-created with reserved = 1 and no allocation (bug 1841481).
+  await addIronicNode(cell, p, { nodeUuid: NODE, host: 'ironic-1', resourceClass: 'CUSTOM_BAREMETAL_GOLD', reserved: 1, clock });
+  const createdAt = clock.ago(3600);
+  await insertInstance(cell, { uuid: BAREMETAL, host: 'ironic-1', node: NODE, vmState: 'active', projectId: P, userId: U, vcpus: 32, memoryMb: 262144, rootGb: 900, flavorId: 7, createdAt });
+  await insertInstanceExtra(cell, {
+    instanceUuid: BAREMETAL,
+    flavor: { id: 7, vcpus: 32, memoryMb: 262144, rootGb: 900, extraSpecs: { 'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0', 'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0' } },
+    createdAt,
+  });
+  const cellId = Number(((await d.knex('api')('cell_mappings').where('name', 'cell1').first()) as { id: number }).id);
+  await insertInstanceMapping(d.knex('api'), { instanceUuid: BAREMETAL, cellId, projectId: P, userId: U, createdAt });
+  // web-1's allocations lost too.
+  await p('allocations').delete().where('consumer_id', LIBVIRT_SERVER.uuid);
+  await p('consumers').delete().where('uuid', LIBVIRT_SERVER.uuid);
+  return d;
+}
+
 describeEachDialect('placement heal_allocations', (dialect) => {
   let d: TestDeployment;
   beforeEach(async () => {
-    d = await createTestDeployment(dialect, 'libvirt', 'ha');
-    const clock = scenarioClock();
-    const p = d.knex('placement');
-    const cell = d.knex('cell1');
-    // The in-use ironic node: its provider re-created with reserved = 1 and no allocation (bug 1841481).
-    await addIronicNode(cell, p, { nodeUuid: NODE, host: 'ironic-1', resourceClass: 'CUSTOM_BAREMETAL_GOLD', reserved: 1, clock });
-    const createdAt = clock.ago(3600);
-    await insertInstance(cell, { uuid: BAREMETAL, host: 'ironic-1', node: NODE, vmState: 'active', projectId: P, userId: U, vcpus: 32, memoryMb: 262144, rootGb: 900, flavorId: 7, createdAt });
-    await insertInstanceExtra(cell, {
-      instanceUuid: BAREMETAL,
-      flavor: { id: 7, vcpus: 32, memoryMb: 262144, rootGb: 900, extraSpecs: { 'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0', 'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0' } },
-      createdAt,
-    });
-    const cellId = Number(((await d.knex('api')('cell_mappings').where('name', 'cell1').first()) as { id: number }).id);
-    await insertInstanceMapping(d.knex('api'), { instanceUuid: BAREMETAL, cellId, projectId: P, userId: U, createdAt });
-    // web-1's allocations lost too.
-    await p('allocations').delete().where('consumer_id', LIBVIRT_SERVER.uuid);
-    await p('consumers').delete().where('uuid', LIBVIRT_SERVER.uuid);
+    d = await createHealDeployment(dialect);
   });
   afterEach(async () => {
     await d.cleanup();
@@ -141,4 +148,60 @@ describeEachDialect('placement heal_allocations', (dialect) => {
     expect(await heal('--instance', BAREMETAL)).toMatchObject({ code: 2, stdout: 'Compute host ironic-1 could not be found.\n' });
     expect(await dump(p)).toEqual(before);
   }, 180_000);
+});
+
+// A write that fails for another reason than a conflict stops the run with
+// one line and the error document's `changed` saying whether anything was
+// committed before it. The failure is made by a trigger on placement's
+// allocations that refuses one instance's rows. Instances are healed in id
+// order: web-1 (the libvirt scenario's) first, then the bare-metal one.
+describeMysql('placement heal_allocations: a write that fails', () => {
+  let d: TestDeployment;
+  beforeEach(async () => {
+    d = await createHealDeployment('mysql');
+  });
+  afterEach(async () => {
+    await d.cleanup();
+  });
+
+  const refuse = async (consumer: string): Promise<void> => {
+    await d.knex('placement').raw(
+      `CREATE TRIGGER refuse_one BEFORE INSERT ON allocations FOR EACH ROW BEGIN IF NEW.consumer_id = '${consumer}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test'; END IF; END`,
+    );
+  };
+
+  for (const [which, consumer, changed] of [
+    ['the second instance', BAREMETAL, true],
+    ['the first instance', LIBVIRT_SERVER.uuid, false],
+  ] as const) {
+    it(`fails on ${which}: exit 255, changed ${changed}, one line; what was healed before stays, the re-run finishes, undo takes it back`, async () => {
+      await refuse(consumer);
+      const p = d.knex('placement');
+      const r = await runBin([...d.args, 'placement', 'heal_allocations', '--format', 'json']);
+      expect(r.code, r.stderr).toBe(255);
+      const doc = JSON.parse(r.stdout) as { changed: boolean; error: { kind: string; message: string; exit_code: number } };
+      expect(doc.changed).toBe(changed);
+      expect(doc.error).toMatchObject({ kind: 'connection', exit_code: 255 });
+      const journal = /^journal: (\S+)$/m.exec(r.stderr)?.[1];
+      expect(r.stderr).toBe(`journal: ${journal}\n`);
+      expect(doc.error.message).toContain(`failed writing the allocations of instance ${consumer} in the placement database`);
+      expect(doc.error.message).toContain('that write was rolled back');
+      expect(await allocationRows(p, consumer)).toEqual([]);
+      expect((await allocationRows(p, LIBVIRT_SERVER.uuid)).length).toBe(changed ? 3 : 0);
+      expect(await allocationRows(p, BAREMETAL)).toEqual([]);
+      // As a table, as nova-manage says it: "An error has occurred:" and the error in one line on stdout; the journal and the hint on stderr.
+      const table = await runBin([...d.args, 'placement', 'heal_allocations']);
+      expect(table.code).toBe(255);
+      expect(table.stdout).toMatch(new RegExp(`^An error has occurred:\\nfailed writing the allocations of instance ${consumer} in the placement database [^\\n]*; that write was rolled back\\n$`));
+      expect(table.stderr).toMatch(/^journal: \S+\nhint: the journal lists the writes committed before; re-run the command to finish\n$/);
+      // The re-run after the trigger is gone finishes the job; undo of the first journal takes back what it healed.
+      await p.raw('DROP TRIGGER refuse_one');
+      const again = await runBin([...d.args, 'placement', 'heal_allocations']);
+      expect(again.code, again.stderr).toBe(0);
+      expect(await allocationRows(p, BAREMETAL)).toHaveLength(1);
+      const undo = await runBin([...d.args, 'undo', journal ?? '', '--apply']);
+      expect(undo.code, undo.stderr).toBe(changed ? 4 : 0);
+      expect((await allocationRows(p, LIBVIRT_SERVER.uuid)).length).toBe(changed ? 0 : 3);
+    }, 180_000);
+  }
 });
