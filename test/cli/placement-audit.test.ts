@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
 import { createTestDeployment, describeEachDialect, type TestDeployment } from '../helpers/test-deployment.js';
+import { describeMysql } from '../helpers/mysql.js';
 import { LIBVIRT_SERVER, libvirtHypervisorHostname } from '../../src/sandbox/scenarios/libvirt.js';
 import { addIronicNode } from '../../src/sandbox/builders.js';
 import { scenarioClock } from '../../src/sandbox/clock.js';
@@ -200,4 +201,57 @@ describeEachDialect('placement audit', (dialect) => {
     expect(await d.knex('placement')('consumers').where('uuid', BAREMETAL)).toEqual([]);
     expect((await runBin([...d.args, 'placement', 'audit', '--all-resource-classes'])).code).toBe(0);
   });
+});
+
+// --delete stopped by a delete that fails for another reason than a
+// conflict: the error says in its document whether anything was deleted
+// before. A trigger on placement's allocations refuses one consumer's rows
+// (MariaDB). The orphans are deleted in the order of the verbose lines:
+// MULTI's share on compute-2 first, then ORPHAN's on compute-3.
+describeMysql('placement audit --delete: a delete that fails', () => {
+  let d: TestDeployment;
+  beforeEach(async () => {
+    d = await createTestDeployment('mysql', 'libvirt', 'pf');
+  });
+  afterEach(async () => {
+    await d.cleanup();
+  });
+
+  for (const [which, consumer, changed] of [
+    ['after one was deleted', ORPHAN, true],
+    ['at the first one', MULTI, false],
+  ] as const) {
+    it(`fails ${which}: exit 255, changed ${changed}; the refused rows stay; the re-run finishes; undo restores`, async () => {
+      await addOrphans(d);
+      const p = d.knex('placement');
+      const before = await dump(p, PLACEMENT_TABLES);
+      await p.raw(
+        `CREATE TRIGGER refuse_one BEFORE DELETE ON allocations FOR EACH ROW BEGIN IF OLD.consumer_id = '${consumer}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test'; END IF; END`,
+      );
+      const r = await runBin([...d.args, 'placement', 'audit', '--delete', '--format', 'json']);
+      expect(r.code, r.stderr).toBe(255);
+      const doc = JSON.parse(r.stdout) as { changed: boolean; error: { kind: string; message: string; exit_code: number } };
+      expect(doc.changed).toBe(changed);
+      expect(doc.error).toMatchObject({ exit_code: 255 });
+      expect(doc.error.message).toContain(consumer);
+      const journal = /^journal: (\S+)$/m.exec(r.stderr)?.[1] ?? '';
+      expect(r.stderr).toBe(`journal: ${journal}\n`);
+      const left = async (c: string): Promise<number> => ((await p('allocations').where('consumer_id', c)) as unknown[]).length;
+      expect(await left(consumer)).toBe(2);
+      // The run stopped at the refused consumer: ORPHAN's rows stay either way;
+      // MULTI's share on compute-2 is the first delete: gone when the failure came after it.
+      expect(await left(ORPHAN)).toBe(2);
+      expect(await left(MULTI)).toBe(changed ? 1 : 2);
+      await p.raw('DROP TRIGGER refuse_one');
+      const again = await runBin([...d.args, 'placement', 'audit', '--delete', '--journal', join(d.dir, 'again.jsonl')]);
+      expect(again.code, again.stderr).toBe(4);
+      expect(await left(ORPHAN)).toBe(0);
+      expect(await left(MULTI)).toBe(0);
+      // Undo both journals, the last first: every row as before.
+      expect((await runBin([...d.args, 'undo', join(d.dir, 'again.jsonl'), '--apply', '--journal', join(d.dir, 'undo-again.jsonl')])).code).toBe(4);
+      const undo = await runBin([...d.args, 'undo', journal, '--apply', '--journal', join(d.dir, 'undo-first.jsonl')]);
+      expect(undo.code, undo.stderr).toBe(changed ? 4 : 0);
+      expect(await dump(p, PLACEMENT_TABLES)).toEqual(before);
+    }, 180_000);
+  }
 });
