@@ -105,7 +105,11 @@ async function selectLocked(trx: Knex.Transaction, dialect: Dialect, table: stri
 
 /** The statement selectForUpdate (or selectForShare) runs, for a batch (statement-batch.ts). */
 export function lockedSelect(trx: Knex.Transaction, dialect: Dialect, table: string, where: Readonly<Record<string, string | number>>, mode: 'update' | 'share' = 'update'): Knex.QueryBuilder {
-  const q = trx(table).select('*').where(where);
+  return withLock(trx(table).select('*').where(where), dialect, mode);
+}
+
+/** `q` reading under a row lock on MySQL; as it is on SQLite, whose write transaction already excludes writers. */
+export function withLock(q: Knex.QueryBuilder, dialect: Dialect, mode: 'update' | 'share' = 'update'): Knex.QueryBuilder {
   if (dialect === 'mysql') {
     if (mode === 'update') q.forUpdate();
     else q.forShare();

@@ -298,9 +298,9 @@ const unknownOutcomes = new WeakSet<object>();
 
 /**
  * The cell mappings a run's changes are written through, read once per
- * deployment (on its first change, so after the plan was read), not once per
- * change: a 1,000-unit apply made 1,000 round trips to the API database for
- * them (issue 20). A cell's database handle is kept by uuid for the whole run
+ * deployment (on first use: the circuit breaker's counts or the first
+ * change, both after the plan was read), not once per change: a 1,000-unit
+ * apply made 1,000 round trips to the API database for them (issue 20). A cell's database handle is kept by uuid for the whole run
  * anyway (Deployment.cell), so a re-read could only have refused a cell whose
  * mapping was deleted in the middle of the apply; its rows are still guarded
  * by every compare-and-swap.

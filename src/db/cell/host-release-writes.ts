@@ -4,7 +4,7 @@
 // utf8mb3_general_ci); SQLite emulates that with rtrim() and NOCASE.
 import type { Knex } from 'knex';
 import type { Dialect } from '../connect.js';
-import { CasConflict, selectForUpdate, updatedImage, type RowImage } from '../row-images.js';
+import { CasConflict, selectForUpdate, updatedImage, withLock, type RowImage } from '../row-images.js';
 
 function byHost(q: Knex.QueryBuilder, dialect: Dialect, host: string): Knex.QueryBuilder {
   return dialect === 'mysql' ? q.where('host', host) : q.whereRaw('rtrim(host) = rtrim(?) COLLATE NOCASE', [host]);
@@ -16,9 +16,7 @@ function sameHost(a: unknown, b: string): boolean {
 
 /** Rows with the host, read under lock: on InnoDB the index range lock also keeps a new row for the host out until commit. */
 async function lockedIds(trx: Knex.Transaction, dialect: Dialect, table: string, host: string, extra: Readonly<Record<string, string | number>>): Promise<number[]> {
-  const q = byHost(trx(table).select('id').where(extra), dialect, host);
-  if (dialect === 'mysql') q.forUpdate();
-  const rows: Array<{ id: number | string }> = await q;
+  const rows: Array<{ id: number | string }> = await withLock(byHost(trx(table).select('id').where(extra), dialect, host), dialect);
   return rows.map((r) => Number(r.id));
 }
 

@@ -8,7 +8,7 @@
 // transaction and returns row images for the journal.
 import type { Knex } from 'knex';
 import type { Dialect } from '../connect.js';
-import { CasConflict, lockedSelect, selectForUpdate, type Row, type RowImage } from '../row-images.js';
+import { CasConflict, lockedSelect, selectForUpdate, withLock, type Row, type RowImage } from '../row-images.js';
 import { runStatements } from '../statement-batch.js';
 
 export interface DeleteProviderExpect {
@@ -76,16 +76,16 @@ export async function removeProviderAllocations(trx: Knex.Transaction, dialect: 
   // providers are reached through the consumer's allocations (a join driven by
   // allocations' consumer_id index, then the primary key): an IN subquery OR'ed with
   // the id could make the server scan, and lock, every provider row.
-  const locked = (q: Knex.QueryBuilder): Knex.QueryBuilder => (dialect === 'mysql' ? q.forUpdate() : q);
   const read = await runStatements(trx, [
     lockedSelect(trx, dialect, 'consumers', { uuid: expect.consumerUuid }),
-    locked(trx('allocations').select('*').where('consumer_id', expect.consumerUuid).orderBy('id')),
-    locked(
+    withLock(trx('allocations').select('*').where('consumer_id', expect.consumerUuid).orderBy('id'), dialect),
+    withLock(
       trx('resource_providers')
         .select('resource_providers.*')
         .join('allocations', 'allocations.resource_provider_id', 'resource_providers.id')
         .where('allocations.consumer_id', expect.consumerUuid)
         .orderBy('resource_providers.id'),
+      dialect,
     ),
     lockedSelect(trx, dialect, 'resource_providers', { id: expect.providerId }),
   ]);
