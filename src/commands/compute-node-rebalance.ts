@@ -41,8 +41,9 @@ export const rebalanceCommand: CommandSpec<RebalanceOptions> = {
     "An ironic node whose nova-compute service was deleted is this command's, not cleanup_orphans': Nova's ring owner adopts such a " +
       'node (same uuid, provider and allocations), and so does the re-home. Only when Ironic no longer lists the node is it an orphan ' +
       '(compute_node cleanup_orphans --ironic-nodes FILE).',
-    'Each change is its own compare-and-swap transaction, journaled, in that order, so a crash after any of them leaves a state that ' +
-      'the next run finishes. Different ironic nodes touch different rows, so up to [nova_reconcile] apply_concurrency of them (default 4) ' +
+    'Each change is a compare-and-swap, journaled before its transaction commits, in that order, so a crash after any of them leaves a ' +
+      'state that the next run finishes; consecutive nodes of one shape share transactions, up to [nova_reconcile] apply_batch_units ' +
+      '(default 64), and a conflict in one makes its nodes go one by one. Different ironic nodes touch different rows, so up to [nova_reconcile] apply_concurrency of them (default 4) ' +
       'are applied at the same time; nodes that share a row (a provider, a consumer) are still applied one after the other, in plan order. ' +
       'The ring members are the up, enabled ironic nova-compute services of the cell. With conductor groups, [nova_reconcile] ' +
       'ironic_partitions (and the given nova.conf\'s [ironic] partition_key/peer_list) gives one ring per partition, as Nova hashes a ' +

@@ -180,6 +180,7 @@ export async function runPlanCommand(ctx: CommandContext, run: PlanRunOptions, b
       journalPath: run.journal,
       journalDir: reconcile.journalDir,
       concurrency: reconcile.applyConcurrency,
+      batchUnits: reconcile.applyBatchUnits,
       watchApply: (plan) => watchApply(ctx, plan),
     },
   );

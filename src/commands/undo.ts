@@ -36,6 +36,8 @@ export const undoCommand: CommandSpec<UndoOptions> = {
       'time in the API and each cell database (two that touch a common row, name, uuid or host one after the other, in reverse order), ' +
       'placement one change at a time; each unit\'s changes keep their reverse order across databases (the crash-safety order of the ' +
       'apply, reversed). A change only reads and writes its own database, so the order between databases changes no outcome. ' +
+      'Consecutive changes of one database are restored in one transaction, up to [nova_reconcile] apply_batch_units of them; ' +
+      'a refused one makes them go one by one, so what is restored and refused is the same. ' +
       'The undo writes its own journal, so it can be undone in turn. A journal that is corrupt, truncated, ' +
       'or was written for another deployment is refused whole, before any row is touched. So is one whose row images could name other ' +
       'rows than the ones the run changed (a hand-edited line with an empty key, a key or value that is not a number, a string or null, ' +

@@ -63,6 +63,12 @@ export interface ReconcileSettings {
    * one after the other.
    */
   readonly applyConcurrency: number;
+  /**
+   * [nova_reconcile] apply_batch_units (default 64): at most this many
+   * consecutive units of one shape written in one transaction per database
+   * (src/operations/apply-batches.ts); 1 gives each change its own.
+   */
+  readonly applyBatchUnits: number;
   /** [nova_reconcile] connect_timeout, seconds (default 10). */
   readonly connectTimeout: number;
   /**

@@ -97,6 +97,17 @@ export function writerOf(db: Database): Knex {
   return db.writer?.() ?? db.knex;
 }
 
+/**
+ * COMMIT a transaction opened without a handler (`knex.transaction()`), and
+ * throw the driver's error when it failed: knex's `trx.commit()` resolves
+ * even then (the transaction's executionPromise is what rejects), so a
+ * connection lost at COMMIT would pass for a commit.
+ */
+export async function commitTransaction(trx: Knex.Transaction): Promise<void> {
+  await trx.commit();
+  await trx.executionPromise;
+}
+
 export async function closeDatabase(db: Database): Promise<void> {
   const writer = openWriters.get(db)?.();
   await Promise.all([db.knex.destroy(), writer?.destroy()]);

@@ -1,15 +1,17 @@
-// Apply a plan under the session lock: unit by unit, each change one
-// compare-and-swap transaction in its own database, journaled before it
-// commits. A change whose rows moved since planning stops its unit, which is
+// Apply a plan under the session lock: unit by unit, each change a
+// compare-and-swap in its own database, journaled before its transaction
+// commits; consecutive units of one shape in batches that share their
+// transactions (apply-batches.ts), a batch that meets a conflict re-run unit
+// by unit. A change whose rows moved since planning stops its unit, which is
 // reported as skipped; nothing is ever overwritten. Units are ordered by the
 // planners so that a crash between two databases leaves a state the next run
 // finishes (placement released before the compute node row goes away).
 import type { Knex } from 'knex';
-import { writerOf, type Database } from '../db/connect.js';
+import { commitTransaction, writerOf, type Database } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
 import { changeAlreadyDone } from '../db/already-done.js';
-import { applyChange } from '../db/apply-change.js';
-import { guardCellChange, takeCellWriteLock } from '../db/cell/ownership.js';
+import { applyChange, applyChanges } from '../db/apply-change.js';
+import { guardCellChanges, takeCellWriteLock } from '../db/cell/ownership.js';
 import { DEADLOCK_ATTEMPTS, deadlockPause, describeDriverError, isConnectionLostError, isDeadlockError } from '../db/driver-errors.js';
 import { withSessionLock } from '../db/locks.js';
 import { CasConflict } from '../db/row-images.js';
@@ -17,8 +19,9 @@ import { utcNowString } from '../db/time.js';
 import type { Change, DbRef, Plan, Refusal, Unit } from '../domain/plan.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { journalHeader, defaultJournalPath, openJournal, type DeploymentIdentity } from './journal.js';
+import { batchUnits, heldSegment, type Batch, type CellChange, type UnitShape } from './apply-batches.js';
 import { readDeploymentIdentity } from './deployment-identity.js';
-import { contention, writeJournaled, WriteFailed } from './journaled-write.js';
+import { contention, writeJournaled, writeJournaledGroup, WriteFailed, type JournaledEntry } from './journaled-write.js';
 import { runUnits } from './unit-scheduler.js';
 
 export const APPLY_LOCK = 'nova-reconcile-apply';
@@ -35,6 +38,12 @@ export interface ApplyOptions {
    * Default 1.
    */
   readonly concurrency?: number;
+  /**
+   * At most this many units written in one transaction per database
+   * ([nova_reconcile] apply_batch_units; apply-batches.ts). Default 64;
+   * 1 writes each change in its own.
+   */
+  readonly batchUnits?: number;
   /**
    * Aborted on Ctrl-C or SIGTERM: no unit starts after it, the units in
    * flight finish (or roll back) as usual, and the result says so.
@@ -93,7 +102,7 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
         entry: { unit: unit.id, target: change.target, change, rows: await applyChange(trx, db.dialect, change, utcNowString()) },
       }));
     } catch (err) {
-      if (err instanceof WriteFailed) throw wrapApplyError(err.cause, db, unit, err.committing);
+      if (err instanceof WriteFailed) throw wrapApplyError(err.cause, db, `"${unit.title}"`, err.committing);
       throw err;
     }
     committed += 1;
@@ -117,7 +126,7 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
       if (segment !== undefined) {
         // Ownership before placement: lock and check the cell rows first.
         try {
-          held = await openHeldCell(deployment, segment.changes);
+          held = await openHeldCell(deployment, [segment.changes]);
         } catch (err) {
           if (!(err instanceof CasConflict)) throw err;
           // Someone else may have finished this very unit (another run through another node).
@@ -158,13 +167,14 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
    * committed. A deadlock victim is re-run from a new guard (its placement
    * changes are already committed). Returns the conflict that stopped it.
    */
-  const applyHeld = async (unit: Unit, segment: HeldSegment, first: HeldCell): Promise<CasConflict | undefined> => {
+  const applyHeld = async (unit: Unit, segment: HeldSegment, first: HeldCell | undefined): Promise<CasConflict | undefined> => {
     let held: HeldCell | undefined = first;
+    const cellDb = first?.db ?? (await databaseFor(deployment, (segment.changes[0] as CellChange).target));
     for (let attempt = 1; ; attempt += 1) {
       let committing = false;
       const seqs: number[] = [];
       try {
-        held ??= await openHeldCell(deployment, segment.changes);
+        held ??= await openHeldCell(deployment, [segment.changes]);
         const now = utcNowString();
         for (const change of segment.changes) {
           const seq = journal.nextSeq();
@@ -175,12 +185,12 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
         committing = true;
         const trx = held.trx;
         held = undefined;
-        await trx.commit();
+        await commitTransaction(trx);
         for (const s of seqs) journal.append({ type: 'commit', seq: s });
         committed += seqs.length;
         return undefined;
       } catch (err) {
-        const db = held?.db ?? first.db;
+        const db = held?.db ?? cellDb;
         if (held !== undefined) await held.trx.rollback().catch(() => undefined);
         held = undefined;
         // Rolled back for certain (a conflict, a deadlock victim, a certification failure): its journaled changes never happened.
@@ -193,21 +203,95 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
           }
           return contention(db, err);
         }
-        throw wrapApplyError(err, db, unit, committing);
+        throw wrapApplyError(err, db, `"${unit.title}"`, committing);
       }
     }
   };
 
+  /**
+   * Write `items` (each a unit and some of its changes) in one transaction
+   * of `db` (`given`, or a new one), journaled with one fsync before it
+   * commits (writeJournaledGroup). False when the server certainly rolled
+   * it back (a conflict, a deadlock victim): nothing of it happened. Anything
+   * else throws as a change written on its own does.
+   */
+  const commitGroup = async (db: Database, given: Knex.Transaction | undefined, items: ReadonlyArray<{ readonly unit: Unit; readonly changes: readonly Change[] }>): Promise<boolean> => {
+    let seqs: number[] | undefined;
+    try {
+      seqs = await writeJournaledGroup(db, () => journal, given, async (trx) => {
+        const flat = items.flatMap(({ unit, changes }) => changes.map((change) => ({ unit: unit.id, change })));
+        const rows = await applyChanges(trx, db.dialect, flat, utcNowString());
+        return flat.map(({ unit, change }, k): JournaledEntry => ({ unit, target: change.target, change, rows: rows[k] ?? [] }));
+      });
+    } catch (err) {
+      if (!(err instanceof WriteFailed)) throw err;
+      const first = items[0]?.unit.title ?? '';
+      throw wrapApplyError(err.cause, db, items.length === 1 ? `"${first}"` : `a batch of ${items.length} units ("${first}" first)`, err.committing);
+    }
+    if (seqs === undefined) return false;
+    committed += seqs.length;
+    return true;
+  };
+
+  /**
+   * A batch of units of one shape (apply-batches.ts): the held cell rows of
+   * every unit locked and checked, every unit's first changes in one
+   * transaction, then every unit's held changes in the held one. Undefined
+   * when it was rolled back before anything of it committed: the caller then
+   * applies its units one by one. When only the held changes were rolled
+   * back, each unit's are re-run on their own (applyHeld).
+   */
+  const applyBatch = async (units: readonly Unit[], shapes: readonly UnitShape[]): Promise<UnitOutcome[] | undefined> => {
+    const shape = shapes[0] as UnitShape;
+    const firstDb = await databaseFor(deployment, shape.first);
+    const heldChanges = shapes.map((sh) => sh.held?.changes ?? []);
+    let held: HeldCell | undefined;
+    try {
+      if (shape.held !== undefined) {
+        held = await tryOpenHeldCell(deployment, heldChanges);
+        if (held === undefined) return undefined;
+      }
+      const firsts = units.map((unit, k) => ({ unit, changes: unit.changes.slice(0, (shapes[k] as UnitShape).firstCount).map((pc) => pc.change) }));
+      if (!(await commitGroup(firstDb, undefined, firsts))) return undefined;
+      if (held === undefined) return units.map((unit) => ({ unit, status: 'applied' }));
+      const h = held;
+      held = undefined;
+      if (await commitGroup(h.db, h.trx, units.map((unit, k) => ({ unit, changes: heldChanges[k] as Change[] })))) return units.map((unit) => ({ unit, status: 'applied' }));
+      // The first changes are committed: each unit's held changes again, from a guard of its own.
+      const outcomes: UnitOutcome[] = [];
+      for (const [k, unit] of units.entries()) {
+        const sh = shapes[k] as UnitShape;
+        const conflict = await applyHeld(unit, sh.held as HeldSegment, undefined);
+        outcomes.push(conflict === undefined ? { unit, status: 'applied' } : { unit, status: 'skipped', reason: conflict.message, changesApplied: sh.firstCount });
+      }
+      return outcomes;
+    } finally {
+      if (held !== undefined) await held.trx.rollback().catch(() => undefined);
+    }
+  };
+
+  const record = (index: number, outcome: UnitOutcome): void => {
+    outcomes[index] = outcome;
+    done += 1;
+    tally[outcome.status] += 1;
+    options.onProgress?.({ done, total: plan.units.length, applied: tally.applied, alreadyDone: tally['already-done'], skipped: tally.skipped });
+  };
+
   try {
     await runUnits(
-      plan.units,
+      batchUnits(plan.units, options.batchUnits),
       options.concurrency ?? 1,
-      async (unit, index) => {
-        const outcome = await applyUnit(unit);
-        outcomes[index] = outcome;
-        done += 1;
-        tally[outcome.status] += 1;
-        options.onProgress?.({ done, total: plan.units.length, applied: tally.applied, alreadyDone: tally['already-done'], skipped: tally.skipped });
+      async (batch: Batch) => {
+        const together = batch.shapes === undefined ? undefined : await applyBatch(batch.units, batch.shapes);
+        if (together !== undefined) {
+          together.forEach((outcome, k) => record(batch.start + k, outcome));
+          return;
+        }
+        // One by one: a unit alone, or a batch that was rolled back. An interrupt starts no more of them.
+        for (const [k, unit] of batch.units.entries()) {
+          if (k > 0 && options.signal?.aborted === true) return;
+          record(batch.start + k, await applyUnit(unit));
+        }
       },
       // When units in flight fail together (a server gone), a change whose
       // COMMIT was cut is the one to report: its outcome is unknown.
@@ -228,52 +312,35 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
 }
 
 /**
- * The cell changes of a unit that come after a write elsewhere (placement):
- * the first run of consecutive changes in one cell that follows another
- * database's change. Their rows are locked and checked before the unit's
- * first write, in a transaction held open until they are written in it
- * (ownership before placement, issue 13 item 2). A unit without one (only
- * cell changes, only placement changes, or cell changes first) has no held
- * transaction; the crash-safety order of the changes is the plan's either way.
+ * The cell changes of a unit that come after a write elsewhere (placement;
+ * apply-batches.ts heldSegment). Their rows are locked and checked before
+ * the unit's first write, in a transaction held open until they are written
+ * in it (ownership before placement, issue 13 item 2). A unit without one
+ * (only cell changes, only placement changes, or cell changes first) has no
+ * held transaction; the crash-safety order of the changes is the plan's
+ * either way.
  */
-interface HeldSegment {
-  readonly start: number;
-  readonly changes: ReadonlyArray<Extract<Change, { target: { db: 'cell' } }>>;
-}
+type HeldSegment = NonNullable<UnitShape['held']>;
 
 interface HeldCell {
   readonly db: Database;
   readonly trx: Knex.Transaction;
 }
 
-function heldSegment(changes: readonly Change[]): HeldSegment | undefined {
-  for (let i = 1; i < changes.length; i++) {
-    const c = changes[i] as Change;
-    const prev = changes[i - 1] as Change;
-    if (c.target.db !== 'cell' || (prev.target.db === 'cell' && prev.target.cellUuid === c.target.cellUuid)) continue;
-    const cellUuid = c.target.cellUuid;
-    const run: Array<Extract<Change, { target: { db: 'cell' } }>> = [];
-    for (let j = i; j < changes.length; j++) {
-      const d = changes[j] as Change;
-      if (d.target.db !== 'cell' || d.target.cellUuid !== cellUuid) break;
-      run.push(d as Extract<Change, { target: { db: 'cell' } }>);
-    }
-    return { start: i, changes: run };
-  }
-  return undefined;
-}
-
-/** Open the cell transaction and guard the segment's rows; a deadlock victim is re-run. Throws CasConflict when ownership changed (Contention when every attempt lost). */
-async function openHeldCell(deployment: Deployment, changes: HeldSegment['changes']): Promise<HeldCell> {
-  const first = changes[0];
+/**
+ * Open the cell transaction and guard the held changes' rows (each list one
+ * unit's); a deadlock victim is re-run. Throws CasConflict when ownership
+ * changed (Contention when every attempt lost).
+ */
+async function openHeldCell(deployment: Deployment, units: ReadonlyArray<readonly CellChange[]>): Promise<HeldCell> {
+  const first = units.find((c) => c.length > 0)?.[0];
   if (first === undefined) throw new Error('openHeldCell needs a change');
   const db = await databaseFor(deployment, first.target);
   for (let attempt = 1; ; attempt += 1) {
     const trx = await writerOf(db).transaction();
     try {
       await takeCellWriteLock(trx, db.dialect);
-      const seen = new Set<string>();
-      for (const change of changes) await guardCellChange(trx, db.dialect, change, seen);
+      await guardCellChanges(trx, db.dialect, units);
       return { db, trx };
     } catch (err) {
       await trx.rollback().catch(() => undefined);
@@ -290,6 +357,16 @@ async function openHeldCell(deployment: Deployment, changes: HeldSegment['change
         cause: err,
       });
     }
+  }
+}
+
+/** openHeldCell for a batch: undefined when a row it owns changed or every attempt lost (its units are then applied one by one). */
+async function tryOpenHeldCell(deployment: Deployment, units: ReadonlyArray<readonly CellChange[]>): Promise<HeldCell | undefined> {
+  try {
+    return await openHeldCell(deployment, units);
+  } catch (err) {
+    if (err instanceof CasConflict) return undefined;
+    throw err;
   }
 }
 
@@ -341,21 +418,22 @@ function withChanged(err: unknown, changed: boolean): unknown {
 }
 
 /**
+ * @param subject the unit ("its title"), or the batch, the change was of
  * @param committing the error came from COMMIT: the server may have committed
  *   the change before the connection went, so "rolled back" would be a guess.
  */
-function wrapApplyError(err: unknown, db: Database, unit: Unit, committing: boolean): ReconcileError {
+function wrapApplyError(err: unknown, db: Database, subject: string, committing: boolean): ReconcileError {
   if (err instanceof ReconcileError) return err;
   const what = isConnectionLostError(err) ? 'lost the connection to' : 'failed writing to';
   if (committing) {
-    const unknown = new ReconcileError('connection', `${what} the ${db.label} while committing a change of "${unit.title}": ${describeDriverError(err)}; whether that change committed is unknown`, {
+    const unknown = new ReconcileError('connection', `${what} the ${db.label} while committing a change of ${subject}: ${describeDriverError(err)}; whether that change committed is unknown`, {
       hint: 'its row images are in the journal: re-run the command to finish the plan from what the databases hold, or undo the journal',
       cause: err,
     });
     unknownOutcomes.add(unknown);
     return unknown;
   }
-  return new ReconcileError('connection', `${what} the ${db.label} while applying "${unit.title}": ${describeDriverError(err)}; that change was rolled back`, {
+  return new ReconcileError('connection', `${what} the ${db.label} while applying ${subject}: ${describeDriverError(err)}; that change was rolled back`, {
     hint: 'the journal lists what was committed before; re-run the command to finish the plan',
     cause: err,
   });

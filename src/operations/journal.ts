@@ -110,6 +110,14 @@ export interface JournalWriter {
    * fsyncs (and their round trips) instead of waiting for each other's.
    */
   appendDurably(entry: JournalChange): Promise<void>;
+  /**
+   * Append several entries in one write, fsynced once unless they are all
+   * commit markers (see append): the changes of one transaction that commits
+   * several of them (an apply batch), or their markers.
+   */
+  appendAll(entries: readonly JournalEntry[]): void;
+  /** appendAll of changes, resolving once they are on disk, without blocking the event loop. */
+  appendAllDurably(entries: readonly JournalChange[]): Promise<void>;
   close(): void;
 }
 
@@ -151,12 +159,34 @@ export function openJournal(path: string, header: JournalHeader): JournalWriter 
       writeSync(fd, JSON.stringify(entry) + '\n');
       await fsyncAsync(fd);
     },
+    appendAll(entries) {
+      if (entries.length === 0) return;
+      writeLines(fd, entries);
+      if (entries.some((e) => e.type !== 'commit')) fsyncSync(fd);
+    },
+    async appendAllDurably(entries) {
+      if (entries.length === 0) return;
+      writeLines(fd, entries);
+      await fsyncAsync(fd);
+    },
     close() {
       closeSync(fd);
     },
   };
   writer.append(header);
   return writer;
+}
+
+/**
+ * One write per line, as append does: Linux stops a write to a file between
+ * pages when the process is SIGKILLed, so a kill that lands in one large
+ * write of many lines (the fault campaign's often did) leaves the last of
+ * them incomplete, and undo then needs --allow-truncated. A line is one
+ * short write, which a kill nearly never cuts (docs/RELIABILITY.md,
+ * "Truncated journals").
+ */
+function writeLines(fd: number, entries: readonly JournalEntry[]): void {
+  for (const e of entries) writeSync(fd, JSON.stringify(e) + '\n');
 }
 
 export interface ReadJournal {

@@ -5,7 +5,7 @@
 // certification failure (both certainly rolled back by the server) is marked
 // rolled back and re-run from a fresh read under a new seq.
 import type { Knex } from 'knex';
-import { writerOf, type Database } from '../db/connect.js';
+import { commitTransaction, writerOf, type Database } from '../db/connect.js';
 import { DEADLOCK_ATTEMPTS, deadlockPause, describeDriverError, isDeadlockError } from '../db/driver-errors.js';
 import { CasConflict, Contention } from '../db/row-images.js';
 import type { JournalChange, JournalWriter } from './journal.js';
@@ -74,4 +74,51 @@ export function contention(db: Database, err: unknown): Contention {
   return new Contention(
     `lost to concurrent writers in the ${db.label} ${DEADLOCK_ATTEMPTS} times in a row (${describeDriverError(err)}); every attempt was rolled back, nothing of it was written`,
   );
+}
+
+/**
+ * Several writes in one transaction of `db` (issue 20: an apply batch, a run
+ * of undo's restores): `write` runs them in `given` (a transaction already
+ * open, as the apply's held cell transaction) or a new one and returns what
+ * they wrote; every entry is journaled, with one fsync, before COMMIT, and
+ * the commit markers follow it. Returns the seqs committed, or undefined
+ * when the server certainly rolled the transaction back: a CasConflict, a
+ * deadlock victim, a Galera certification failure, or an error `undoable`
+ * names (undo's refused keys). The entries journaled by then are marked
+ * rolled back, nothing of the group happened, and the caller re-runs its
+ * writes one by one, each as writeJournaled does, so that a conflict is
+ * decided and reported as for a write on its own.
+ *
+ * Throws WriteFailed for anything else (`committing` when from COMMIT).
+ */
+export async function writeJournaledGroup(
+  db: Database,
+  journal: () => JournalWriter,
+  given: Knex.Transaction | undefined,
+  write: (trx: Knex.Transaction) => Promise<readonly JournaledEntry[]>,
+  undoable: (err: unknown) => boolean = () => false,
+): Promise<number[] | undefined> {
+  let trx = given;
+  let entries: JournalChange[] = [];
+  let committing = false;
+  try {
+    trx ??= await writerOf(db).transaction();
+    const written = await write(trx);
+    if (written.length > 0) {
+      const j = journal();
+      entries = written.map((e) => ({ type: 'change', seq: j.nextSeq(), ...e }));
+      await j.appendAllDurably(entries);
+    }
+    committing = true;
+    await commitTransaction(trx);
+  } catch (err) {
+    if (!committing) await trx?.rollback().catch(() => undefined);
+    if (err instanceof CasConflict || isDeadlockError(err) || undoable(err)) {
+      if (entries.length > 0) journal().appendAll(entries.map((e) => ({ type: 'rollback', seq: e.seq })));
+      return undefined;
+    }
+    throw new WriteFailed(err, committing && entries.length > 0);
+  }
+  if (entries.length > 0) journal().appendAll(entries.map((e) => ({ type: 'commit', seq: e.seq })));
+  return entries.map((e) => e.seq);
 }

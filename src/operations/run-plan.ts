@@ -33,6 +33,8 @@ export interface RunPlanOptions {
   readonly journalPath: string | undefined;
   readonly journalDir: string;
   readonly concurrency: number;
+  /** [nova_reconcile] apply_batch_units (apply-batches.ts). */
+  readonly batchUnits?: number;
   /** Called just before the apply (under the lock, after the gate): how to watch and interrupt it; `finish` runs whatever the apply's end. */
   readonly watchApply?: (plan: Plan) => ApplyWatch;
 }
@@ -97,6 +99,7 @@ export async function runPlan(config: NovaConfig, buildPlan: (d: Deployment) => 
           journalPath: options.journalPath,
           journalDir: options.journalDir,
           concurrency: options.concurrency,
+          ...(options.batchUnits === undefined ? {} : { batchUnits: options.batchUnits }),
           ...(watch.signal === undefined ? {} : { signal: watch.signal }),
           ...(watch.onJournal === undefined ? {} : { onJournal: watch.onJournal }),
           ...(watch.onProgress === undefined ? {} : { onProgress: watch.onProgress }),

@@ -17,12 +17,12 @@ import type { Knex } from 'knex';
 import type { CellMapping, Deployment } from '../db/deployment.js';
 import { writerOf, type Database } from '../db/connect.js';
 import { describeDriverError, isConstraintError } from '../db/driver-errors.js';
-import { restoreRows, type RestoreOutcome } from '../db/restore-rows.js';
+import { restoreRows, restoreRowsOfChanges, type RestoreOutcome } from '../db/restore-rows.js';
 import { CasConflict, type Row, type RowImage } from '../db/row-images.js';
 import { describeTarget, footprintOfChanges, type DbRef } from '../domain/plan.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { databaseFor, deploymentIdentity } from './apply-plan.js';
-import { writeJournaled, WriteFailed } from './journaled-write.js';
+import { writeJournaled, writeJournaledGroup, WriteFailed, type JournaledEntry } from './journaled-write.js';
 import { journalHeader, defaultJournalPath, openJournal, readJournal, sameDeployment, type JournalChange, type JournalWriter } from './journal.js';
 import { pushTo } from '../domain/text-and-maps.js';
 
@@ -124,6 +124,46 @@ export async function undoJournal(deployment: Deployment, path: string, options:
       throw failedAfterChanges(new ReconcileError('connection', `undo failed ${options.dryRun ? 'reading' : 'writing to'} the ${db.label}: ${describeDriverError(cause)}${outcome}`, { cause }), cut);
     }
   };
+  /**
+   * Consecutive changes of one database restored in one transaction
+   * (writeJournaledGroup), their images journaled with one fsync. When the
+   * server rolled it back for certain (a refused or changed row, a key taken
+   * since, a deadlock), each change is restored on its own instead, so that
+   * it is decided and reported as it always was.
+   */
+  const restoreGroup = async (entries: readonly JournalChange[]): Promise<void> => {
+    const first = entries[0] as JournalChange;
+    const db = await dbFor(first.target);
+    const outcomes: RestoreOutcome[] = [];
+    let seqs: number[] | undefined;
+    try {
+      seqs = await writeJournaledGroup(
+        db,
+        (): JournalWriter => (writer ??= openUndoJournal(options, journal.header.command, here)),
+        undefined,
+        async (trx) => {
+          outcomes.length = 0;
+          // Changes that share no row together (two round trips for the run); a change that shares one starts the next run.
+          for (const run of disjointRuns(entries)) {
+            outcomes.push(...(await restoreRowsOfChanges(trx, db.dialect, run.map((entry) => ({ images: entry.rows, earlier: (img: RowImage) => earlier(entry, img) })))));
+          }
+          return entries.flatMap((entry, k): JournaledEntry[] => (outcomes[k] === 'restored' ? [{ unit: entry.unit, target: entry.target, change: entry.change, rows: swapped(entry) }] : []));
+        },
+        isConstraintError,
+      );
+    } catch (err) {
+      const cause = err instanceof WriteFailed ? err.cause : err;
+      if (err instanceof ReconcileError) throw err;
+      const cut = err instanceof WriteFailed && err.committing;
+      const outcome = cut ? '; whether those restores committed is unknown (re-run undo: it decides from the rows)' : '';
+      throw failedAfterChanges(new ReconcileError('connection', `undo failed writing to the ${db.label}: ${describeDriverError(cause)}${outcome}`, { cause }), cut);
+    }
+    if (seqs === undefined) {
+      for (const entry of entries) items.push(await restoreOne(entry));
+      return;
+    }
+    entries.forEach((entry, k) => items.push({ seq: entry.seq, unit: entry.unit, status: outcomes[k] ?? 'restored' }));
+  };
   try {
     if (options.dryRun) {
       // The simulation is one ordered pass: each change is checked against what the previous restores leave.
@@ -141,6 +181,8 @@ export async function undoJournal(deployment: Deployment, path: string, options:
           // Placement one change at a time: units side by side there lost to deadlocks (11dd6e2).
           widthOf: (target) => (target.db === 'placement' || !keyed ? 1 : deployment.config.reconcile.applyConcurrency),
           keysOf: (c) => keys.get(c.seq) ?? [],
+          // Consecutive changes of one database in one transaction ([nova_reconcile] apply_batch_units of them).
+          group: { max: deployment.config.reconcile.applyBatchUnits, together: (a, b) => describeTarget(a.target) === describeTarget(b.target), run: restoreGroup },
         },
         async (entry) => {
           items.push(await restoreOne(entry));
@@ -198,6 +240,17 @@ export interface LaneOptions {
   readonly widthOf: (target: DbRef) => number;
   /** What a change touches; two changes of one lane that share a key run in lane order. */
   readonly keysOf: (change: JournalChange) => readonly string[];
+  /**
+   * Consecutive changes of a lane run as one group (one transaction): up to
+   * `max`, each with `together(first, next)`, and only while nothing a
+   * change waits for is still to run outside the group. Absent: one change
+   * at a time.
+   */
+  readonly group?: {
+    readonly max: number;
+    readonly together: (first: JournalChange, next: JournalChange) => boolean;
+    readonly run: (changes: readonly JournalChange[]) => Promise<void>;
+  };
 }
 
 /**
@@ -216,6 +269,8 @@ export async function runInLanes(changes: readonly JournalChange[], lanes: LaneO
   const errors: unknown[] = [];
   const after = unitPredecessors(changes);
   const finished = new Map(changes.map((c) => [c.seq, settledSignal()] as const));
+  /** The seqs settled so far, to decide synchronously whether a change may join a group. */
+  const settled = new Set<number>();
   // Every lane's waits are worked out before any change runs, so nothing that
   // could throw here can leave a lane running behind a failed undo.
   const plans = undoLanes(changes, lanes.laneOf).map((lane) => {
@@ -238,22 +293,37 @@ export async function runInLanes(changes: readonly JournalChange[], lanes: LaneO
     }
     return { lane, width, waits };
   });
+  const settle = (seq: number): void => {
+    settled.add(seq);
+    finished.get(seq)?.settle();
+  };
   await Promise.all(
     plans.map(async ({ lane, width, waits }) => {
       const running = new Set<Promise<void>>();
       try {
-        for (const entry of lane) {
+        for (let i = 0; i < lane.length; ) {
+          const entry = lane[i] as JournalChange;
           for (const seq of waits.get(entry.seq) ?? []) await finished.get(seq)?.done;
           while (running.size >= width) await Promise.race(running);
           if (failed || stop()) break;
+          // The group: the next changes whose waits are all settled or in it (a group never waits once started).
+          const group = [entry];
+          const members = new Set([entry.seq]);
+          for (i += 1; lanes.group !== undefined && i < lane.length && group.length < lanes.group.max; i += 1) {
+            const next = lane[i] as JournalChange;
+            if (!lanes.group.together(entry, next) || !(waits.get(next.seq) ?? []).every((s) => members.has(s) || settled.has(s))) break;
+            group.push(next);
+            members.add(next.seq);
+          }
           const task = (async (): Promise<void> => {
             try {
-              await run(entry);
+              if (group.length > 1 && lanes.group !== undefined) await lanes.group.run(group);
+              else await run(entry);
             } catch (err) {
               failed = true;
               errors.push(err);
             } finally {
-              finished.get(entry.seq)?.settle();
+              for (const c of group) settle(c.seq);
             }
           })();
           running.add(task);
@@ -262,7 +332,7 @@ export async function runInLanes(changes: readonly JournalChange[], lanes: LaneO
         await Promise.all(running);
       } finally {
         // A lane that stops wakes whoever waits on its changes (they stop too).
-        for (const entry of lane) finished.get(entry.seq)?.settle();
+        for (const entry of lane) settle(entry.seq);
       }
     }),
   );
@@ -341,6 +411,25 @@ function earlierImages(changes: readonly JournalChange[]): (entry: JournalChange
     }
   }
   return (entry, img) => (byRow.get(rowKey(entry, img)) ?? []).filter((x) => x.seq < entry.seq).map((x) => x.before);
+}
+
+/** `entries` cut into runs, in order, in which no two changes have a row in common. */
+function disjointRuns(entries: readonly JournalChange[]): JournalChange[][] {
+  const runs: JournalChange[][] = [];
+  let run: JournalChange[] = [];
+  let rows = new Set<string>();
+  for (const entry of entries) {
+    const mine = entry.rows.map((img) => rowKey(entry, img));
+    if (mine.some((k) => rows.has(k))) {
+      runs.push(run);
+      run = [];
+      rows = new Set();
+    }
+    run.push(entry);
+    for (const k of mine) rows.add(k);
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
 }
 
 function swapped(entry: JournalChange): JournalChange['rows'] {

@@ -3,8 +3,9 @@
 // waits for every earlier unit whose footprint shares a key with its own
 // (Unit.footprint), so overlapping units still run, and commit, in plan
 // order. A unit without a footprint waits for everything before it and runs
-// alone. Each change stays its own compare-and-swap transaction: running
-// units side by side only overlaps their round trips and fsyncs.
+// alone. The apply schedules its batches (apply-batches.ts) this way, each
+// with the union of its units' footprints: running them side by side only
+// overlaps their round trips and fsyncs.
 
 export interface Scheduled {
   readonly footprint?: readonly string[];

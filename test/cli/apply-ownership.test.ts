@@ -5,10 +5,9 @@
 // already holds the compute node's row when the apply starts, and commits
 // while the apply waits for it.
 import { join } from 'node:path';
-import type { Knex } from 'knex';
 import { afterEach, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
-import { describeMysql, mysqlKnex } from '../helpers/mysql.js';
+import { describeMysql, waitForLockWait } from '../helpers/mysql.js';
 import { createTestDeployment, type TestDeployment } from '../helpers/test-deployment.js';
 import { readJournal } from '../../src/operations/journal.js';
 import { LIBVIRT_HOSTS } from '../../src/sandbox/scenarios/libvirt.js';
@@ -23,30 +22,6 @@ async function deleteService(d: TestDeployment, host: string): Promise<void> {
 
 async function providerOf(d: TestDeployment, host: string): Promise<Record<string, unknown> | undefined> {
   return (await d.knex('placement')('resource_providers').where('uuid', nodeUuid(host)).first()) as Record<string, unknown> | undefined;
-}
-
-/** Wait until a statement on `database` waits for a row lock (the apply reached its guard). */
-async function waitForLockWait(_cell: Knex, database: string): Promise<void> {
-  // Its own connection: the cell's pool may be busy with the writer's transaction.
-  const k = mysqlKnex();
-  try {
-    await pollLockWait(k, database);
-  } finally {
-    await k.destroy();
-  }
-}
-
-async function pollLockWait(k: Knex, database: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const rows = (await k.raw(
-      "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST p WHERE p.DB = ? AND p.COMMAND = 'Query' AND p.INFO LIKE '%for update%'",
-      [database],
-    )) as [Array<{ n: number }>];
-    if (Number(rows[0][0]?.n ?? 0) > 0) return;
-    if (Date.now() > deadline) throw new Error(`no lock wait on ${database} within 20 s`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 function databaseName(url: string): string {
@@ -71,7 +46,7 @@ describeMysql('apply: ownership before placement [mariadb]', () => {
     await trx('compute_nodes').update({ host: 'compute-2' }).where('uuid', nodeUuid('compute-3'));
     const journal = join(d.dir, 'apply.jsonl');
     const run = runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--journal', journal]);
-    await waitForLockWait(cell, databaseName(d.url('cell1')));
+    await waitForLockWait(databaseName(d.url('cell1')));
     // The apply now waits for the node's row: nothing in placement may have changed yet.
     expect(await providerOf(d, 'compute-3')).toEqual(providerBefore);
     await trx.commit();
@@ -103,7 +78,7 @@ describeMysql('apply: ownership before placement [mariadb]', () => {
     const trx = await cell.transaction();
     const node3 = (await trx('compute_nodes').where('uuid', nodeUuid('compute-3')).forUpdate().first()) as { id: number };
     const run = runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--format', 'json']);
-    await waitForLockWait(cell, databaseName(d.url('cell1')));
+    await waitForLockWait(databaseName(d.url('cell1')));
     const rp3 = (await providerOf(d, 'compute-3')) as { id: number };
     await placement.transaction(async (p) => {
       for (const t of ['inventories', 'resource_provider_traits', 'resource_provider_aggregates']) await p(t).delete().where('resource_provider_id', rp3.id);
@@ -133,7 +108,7 @@ describeMysql('apply: ownership before placement [mariadb]', () => {
     const hold = await cell.transaction();
     await hold('compute_nodes').where('id', cn1.id).forUpdate();
     const second = runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply']);
-    await waitForLockWait(cell, databaseName(d.url('cell1')));
+    await waitForLockWait(databaseName(d.url('cell1')));
     const rp1 = (await providerOf(d, 'compute-1')) as { id: number };
     await placement.transaction(async (p) => {
       for (const t of ['inventories', 'resource_provider_traits', 'resource_provider_aggregates']) await p(t).delete().where('resource_provider_id', rp1.id);

@@ -1,7 +1,8 @@
 // Rebalance applies different ironic nodes side by side ([nova_reconcile]
 // apply_concurrency). On MariaDB, on a generated cloud whose hosts half
 // failed over: the parallel apply really overlaps units (their journal
-// entries interleave) while apply_concurrency = 1 does not; every planned
+// entries interleave; apply_batch_units = 1, so that each unit is written on
+// its own) while apply_concurrency = 1 does not; every planned
 // change is journaled and committed exactly once; the audit is clean after
 // it; and undo of the parallel journal brings every table back to its
 // checksum before the apply.
@@ -76,8 +77,8 @@ describeMysql('parallel apply of rebalance', () => {
     expect(serialUndo.code, serialUndo.stderr).toBe(4);
     expect(await checksumMysqlDatabases(names)).toEqual(before);
 
-    // The default (apply_concurrency 4).
-    const parallel = await runBin([...d.args, 'compute_node', 'rebalance', '--apply']);
+    // apply_concurrency 4 (the default), each unit in transactions of its own.
+    const parallel = await runBin([...d.args, 'compute_node', 'rebalance', '--apply'], { env: { OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1' } });
     expect(parallel.code, parallel.stdout.split("\n").filter((l) => /SKIPPED|refused:/.test(l)).slice(0, 5).join("\n") + parallel.stderr).toBe(4);
     const journal = journalOf(parallel.stderr);
     expect(interleavings(journal)).toBeGreaterThan(0);

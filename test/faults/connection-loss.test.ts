@@ -19,7 +19,7 @@ import { BIN, runBin } from '../helpers/cli.js';
 import { describeMysql, mysqlKnex } from '../helpers/mysql.js';
 import { mysqlDatabaseOf, snapshotDeployment } from '../helpers/db-checksum.js';
 import { COMMANDS, checkInvariants, createFaultDeployment, type FaultDeployment } from './helpers.js';
-import { normaliseRow, rowsEqual } from '../../src/db/row-images.js';
+import { normaliseRow, rowsEqual, type Row } from '../../src/db/row-images.js';
 import { startProxy, type Proxy } from '../helpers/tcp-proxy.js';
 import { readJournal } from '../../src/operations/journal.js';
 
@@ -197,22 +197,34 @@ describeMysql('connection loss: the placement server refuses new connections mid
     expect(errorLines[0]).toMatch(/while committing a change of .*whether that change committed is unknown/);
     expect(r.stderr).not.toMatch(/rolled back/);
     expect(r.stderr).not.toMatch(/^\s+at /m);
-    // Change lines without a commit marker: the one whose COMMIT was cut has
-    // its rows at their after-images (the server committed it); the others
-    // (units in flight side by side, apply_concurrency) were rolled back and
-    // are at their before-images. None is half-applied.
+    // Change lines without a commit marker: those of the transaction whose
+    // COMMIT was cut have their rows at their after-images (the server
+    // committed it); the others (units in flight side by side,
+    // apply_concurrency) were rolled back and are at their before-images. A
+    // transaction may hold several changes (an apply batch), and a row that
+    // several of them touched (a provider's generation bumped, then the
+    // provider deleted) is judged by the last one's after-image and the
+    // first one's before-image. None is half-applied.
     const jr = readJournal(journal);
-    const unmarked = jr.changes.filter((c) => !jr.committed.has(c.seq));
-    const states: string[] = [];
+    const unmarked = jr.changes.filter((c) => !jr.committed.has(c.seq)).sort((a, b) => a.seq - b.seq);
+    const rows = new Map<string, { table: string; key: Record<string, string | number>; first: Row | null; last: Row | null }>();
     for (const change of unmarked) {
-      const at = new Set<string>();
       for (const img of change.rows) {
-        const raw = (await f.d.knex('placement')(img.table).where(img.key).first()) as Record<string, unknown> | undefined;
-        const row = raw === undefined ? null : normaliseRow(raw);
-        at.add(rowsEqual(row, img.after) ? 'after' : rowsEqual(row, img.before) ? 'before' : 'neither');
+        const k = `${img.table} ${JSON.stringify(img.key)}`;
+        const seen = rows.get(k);
+        rows.set(k, { table: img.table, key: img.key, first: seen === undefined ? img.before : seen.first, last: img.after });
       }
-      states.push(at.size === 1 ? [...at][0] ?? 'none' : 'mixed');
     }
+    const rowState = new Map<string, string>();
+    for (const [k, { table, key, first, last }] of rows) {
+      const raw = (await f.d.knex('placement')(table).where(key).first()) as Record<string, unknown> | undefined;
+      const row = raw === undefined ? null : normaliseRow(raw);
+      rowState.set(k, rowsEqual(row, last) ? 'after' : rowsEqual(row, first) ? 'before' : 'neither');
+    }
+    const states = unmarked.map((change) => {
+      const at = new Set(change.rows.map((img) => rowState.get(`${img.table} ${JSON.stringify(img.key)}`)));
+      return at.size === 1 ? ([...at][0] ?? 'none') : 'mixed';
+    });
     expect(states.filter((st) => st !== 'after' && st !== 'before'), JSON.stringify(states)).toEqual([]);
     expect(states, 'the cut COMMIT went through').toContain('after');
     expect(await checkInvariants(f, [journal])).toEqual([]);

@@ -518,3 +518,26 @@ export function parseDump(sql: string): ReadonlyMap<string, DumpTable> {
 function keyColumns(list: string): string[] {
   return list.split(',').map((c) => c.replace(/`/g, '').replace(/\(\d+\)$/, '').trim());
 }
+
+/**
+ * Wait until a statement on `database` waits for a row lock (SELECT ... FOR
+ * UPDATE: an apply reached its guard while a test's transaction holds the
+ * row). Polls on a connection of its own, for up to 20 s.
+ */
+export async function waitForLockWait(database: string): Promise<void> {
+  const k = mysqlKnex();
+  try {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const rows = (await k.raw(
+        "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST p WHERE p.DB = ? AND p.COMMAND = 'Query' AND p.INFO LIKE '%for update%'",
+        [database],
+      )) as [Array<{ n: number }>];
+      if (Number(rows[0][0]?.n ?? 0) > 0) return;
+      if (Date.now() > deadline) throw new Error(`no lock wait on ${database} within 20 s`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    await k.destroy();
+  }
+}

@@ -306,6 +306,7 @@ describe('loadConfig: typed values', () => {
       lockTimeout: 10,
       cellConcurrency: 4,
       applyConcurrency: 4,
+      applyBatchUnits: 64,
       connectTimeout: 10,
       ironicRingMembers: undefined,
       maxApplyUnits: 1000,
@@ -331,13 +332,14 @@ describe('loadConfig: typed values', () => {
     const a = write(
       home,
       'a.conf',
-      '[nova_reconcile]\njournal_dir = ~/j\nlock_timeout = 0\ncell_concurrency = 64\napply_concurrency = 1\nconnect_timeout = 3\nironic_ring_members = c1, c2 ,,c3\nmax_apply_units = 0\nmax_apply_fraction = .25\nmin_ironic_fraction = 1\n',
+      '[nova_reconcile]\njournal_dir = ~/j\nlock_timeout = 0\ncell_concurrency = 64\napply_concurrency = 1\napply_batch_units = 7\nconnect_timeout = 3\nironic_ring_members = c1, c2 ,,c3\nmax_apply_units = 0\nmax_apply_fraction = .25\nmin_ironic_fraction = 1\n',
     );
     expect(load([file(a)], { home }).reconcile).toEqual({
       journalDir: join(home, 'j'),
       lockTimeout: 0,
       cellConcurrency: 64,
       applyConcurrency: 1,
+      applyBatchUnits: 7,
       connectTimeout: 3,
       ironicRingMembers: ['c1', 'c2', 'c3'],
       maxApplyUnits: 0,

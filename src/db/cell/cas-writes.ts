@@ -19,22 +19,38 @@ export interface SoftDeleteNodeExpect {
  * (bug 2085135), so a later re-creation is discovered again.
  */
 export async function softDeleteComputeNode(trx: Knex.Transaction, dialect: Dialect, expect: SoftDeleteNodeExpect, now: string): Promise<RowImage[]> {
+  return (await softDeleteComputeNodes(trx, dialect, [expect], now))[0] as RowImage[];
+}
+
+/**
+ * softDeleteComputeNode of several nodes (an apply batch's units: their
+ * footprints are disjoint) in one round trip (statement-batch.ts): each row
+ * under lock, then its UPDATE, whose WHERE holds every condition checked
+ * below, so a row that fails one is not written (and the transaction is
+ * rolled back whole).
+ */
+export async function softDeleteComputeNodes(trx: Knex.Transaction, dialect: Dialect, expects: readonly SoftDeleteNodeExpect[], now: string): Promise<RowImage[][]> {
   // oslo.db's soft_delete writes updated_at = updated_at (no ORM onupdate); so does this.
-  const values = { deleted: expect.id, deleted_at: now, mapped: 0 };
-  const update = trx('compute_nodes')
-    .update({ ...values, updated_at: trx.ref('updated_at') })
-    .where({ id: expect.id, host: expect.host, deleted: 0 });
-  if (expect.uuid !== null) update.andWhere('uuid', expect.uuid);
-  // One round trip (statement-batch.ts): the row under lock, then the UPDATE, whose WHERE holds every
-  // condition checked below, so a row that fails one is not written (and the transaction is rolled back).
-  const batch = await runStatements(trx, [lockedSelect(trx, dialect, 'compute_nodes', { id: expect.id }), update]);
-  const [before] = batch.rows(0);
-  if (before === undefined) throw new CasConflict(`compute node ${expect.id} no longer exists`);
-  if (Number(before['deleted']) !== 0) throw new CasConflict(`compute node ${expect.id} is already deleted`);
-  if (before['host'] !== expect.host) throw new CasConflict(`compute node ${expect.id} moved from host ${expect.host} to ${String(before['host'])} (possible rebalance)`);
-  if (expect.uuid !== null && before['uuid'] !== expect.uuid) throw new CasConflict(`compute node ${expect.id} changed uuid`);
-  if (batch.affected(1) !== 1) throw new CasConflict(`compute node ${expect.id} changed while being deleted`);
-  return [{ table: 'compute_nodes', key: { id: expect.id }, before, after: updatedImage(before, values) }];
+  const valuesOf = (expect: SoftDeleteNodeExpect): Record<string, string | number> => ({ deleted: expect.id, deleted_at: now, mapped: 0 });
+  const batch = await runStatements(
+    trx,
+    expects.flatMap((expect) => {
+      const update = trx('compute_nodes')
+        .update({ ...valuesOf(expect), updated_at: trx.ref('updated_at') })
+        .where({ id: expect.id, host: expect.host, deleted: 0 });
+      if (expect.uuid !== null) update.andWhere('uuid', expect.uuid);
+      return [lockedSelect(trx, dialect, 'compute_nodes', { id: expect.id }), update];
+    }),
+  );
+  return expects.map((expect, k) => {
+    const [before] = batch.rows(2 * k);
+    if (before === undefined) throw new CasConflict(`compute node ${expect.id} no longer exists`);
+    if (Number(before['deleted']) !== 0) throw new CasConflict(`compute node ${expect.id} is already deleted`);
+    if (before['host'] !== expect.host) throw new CasConflict(`compute node ${expect.id} moved from host ${expect.host} to ${String(before['host'])} (possible rebalance)`);
+    if (expect.uuid !== null && before['uuid'] !== expect.uuid) throw new CasConflict(`compute node ${expect.id} changed uuid`);
+    if (batch.affected(2 * k + 1) !== 1) throw new CasConflict(`compute node ${expect.id} changed while being deleted`);
+    return [{ table: 'compute_nodes', key: { id: expect.id }, before, after: updatedImage(before, valuesOf(expect)) }];
+  });
 }
 
 export interface RestoreNodeExpect {

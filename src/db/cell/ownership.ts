@@ -11,7 +11,8 @@
 import type { Knex } from 'knex';
 import type { Change } from '../../domain/plan.js';
 import type { Dialect } from '../connect.js';
-import { CasConflict, selectForUpdate } from '../row-images.js';
+import { CasConflict, lockedSelect, type Row } from '../row-images.js';
+import { runStatements } from '../statement-batch.js';
 
 type CellChange = Extract<Change, { target: { db: 'cell' } }>;
 
@@ -21,45 +22,80 @@ export async function takeCellWriteLock(trx: Knex.Transaction, dialect: Dialect)
 }
 
 /**
- * Lock and check the row a cell change owns: the compute node (its host,
- * uuid and that it is live) or the instance. Throws CasConflict with
- * "ownership changed: ..." when it is no longer what the plan saw.
- * `seen` holds the rows already guarded for an earlier change of the same
- * unit, whose expectations may depend on that earlier change; they are not
- * checked twice.
+ * Lock and check the rows cell changes own: each compute node (its host,
+ * uuid and that it is live) or instance, all in one round trip
+ * (statement-batch.ts). Throws CasConflict with "ownership changed: ..." for
+ * the first that is no longer what the plan saw. `seen` holds the rows
+ * already guarded for an earlier change of the same unit, whose
+ * expectations may depend on that earlier change; they are not checked
+ * twice. Each list in `units` is one unit's changes, with a `seen` of its
+ * own (an apply batch guards several units at once).
  */
-export async function guardCellChange(trx: Knex.Transaction, dialect: Dialect, change: CellChange, seen: Set<string>): Promise<void> {
+export async function guardCellChanges(trx: Knex.Transaction, dialect: Dialect, units: ReadonlyArray<readonly CellChange[]>): Promise<void> {
+  const guards: Guard[] = [];
+  for (const changes of units) {
+    const seen = new Set<string>();
+    for (const change of changes) guards.push(...guardsOf(change, seen));
+  }
+  if (guards.length === 0) return;
+  const read = await runStatements(
+    trx,
+    guards.map((g) => lockedSelect(trx, dialect, g.table, { id: g.id })),
+  );
+  guards.forEach((g, i) => g.check(read.rows(i)[0]));
+}
+
+/** One row a change owns: which, and how to check what the lock read. */
+interface Guard {
+  readonly table: 'compute_nodes' | 'instances';
+  readonly id: number;
+  readonly check: (row: Row | undefined) => void;
+}
+
+function guardsOf(change: CellChange, seen: Set<string>): Guard[] {
   const once = (key: string): boolean => {
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
   };
+  const out: Guard[] = [];
   switch (change.kind) {
     case 'soft-delete-compute-node':
-      if (once(`compute_nodes:${change.id}`)) await guardNode(trx, dialect, change.id, change.uuid, change.host);
-      return;
+      if (once(`compute_nodes:${change.id}`)) out.push(nodeGuard(change.id, change.uuid, change.host));
+      break;
     case 'rehome-compute-node':
-      if (once(`compute_nodes:${change.id}`)) await guardNode(trx, dialect, change.id, change.uuid, change.fromHost);
-      if (change.instance !== null && once(`instances:${change.instance.id}`)) await guardInstance(trx, dialect, change.instance.id, change.instance.uuid, change.instance.fromHost);
-      return;
+      if (once(`compute_nodes:${change.id}`)) out.push(nodeGuard(change.id, change.uuid, change.fromHost));
+      if (change.instance !== null && once(`instances:${change.instance.id}`)) out.push(instanceGuard(change.instance.id, change.instance.uuid, change.instance.fromHost));
+      break;
     case 'move-instance':
-      if (once(`instances:${change.id}`)) await guardInstance(trx, dialect, change.id, change.uuid, change.fromHost);
-      return;
+      if (once(`instances:${change.id}`)) out.push(instanceGuard(change.id, change.uuid, change.fromHost));
+      break;
   }
+  return out;
 }
 
-async function guardNode(trx: Knex.Transaction, dialect: Dialect, id: number, uuid: string | null, host: string): Promise<void> {
-  const [row] = await selectForUpdate(trx, dialect, 'compute_nodes', { id });
+function nodeGuard(id: number, uuid: string | null, host: string): Guard {
   const name = uuid ?? String(id);
-  if (row === undefined) throw new CasConflict(`ownership changed: compute node ${name} no longer exists`);
-  if (Number(row['deleted']) !== 0) throw new CasConflict(`ownership changed: compute node ${name} was deleted by someone else`);
-  if (uuid !== null && row['uuid'] !== uuid) throw new CasConflict(`ownership changed: compute node ${id} now has uuid ${String(row['uuid'])}`);
-  if (row['host'] !== host) throw new CasConflict(`ownership changed: compute node ${name} is now on host ${String(row['host'])}, not ${host}`);
+  return {
+    table: 'compute_nodes',
+    id,
+    check: (row) => {
+      if (row === undefined) throw new CasConflict(`ownership changed: compute node ${name} no longer exists`);
+      if (Number(row['deleted']) !== 0) throw new CasConflict(`ownership changed: compute node ${name} was deleted by someone else`);
+      if (uuid !== null && row['uuid'] !== uuid) throw new CasConflict(`ownership changed: compute node ${id} now has uuid ${String(row['uuid'])}`);
+      if (row['host'] !== host) throw new CasConflict(`ownership changed: compute node ${name} is now on host ${String(row['host'])}, not ${host}`);
+    },
+  };
 }
 
-async function guardInstance(trx: Knex.Transaction, dialect: Dialect, id: number, uuid: string, host: string): Promise<void> {
-  const [row] = await selectForUpdate(trx, dialect, 'instances', { id });
-  if (row === undefined || row['uuid'] !== uuid) throw new CasConflict(`ownership changed: instance ${uuid} no longer exists`);
-  if (Number(row['deleted']) !== 0) throw new CasConflict(`ownership changed: instance ${uuid} was deleted`);
-  if (row['host'] !== host) throw new CasConflict(`ownership changed: instance ${uuid} is now on host ${String(row['host'])}, not ${host}`);
+function instanceGuard(id: number, uuid: string, host: string): Guard {
+  return {
+    table: 'instances',
+    id,
+    check: (row) => {
+      if (row === undefined || row['uuid'] !== uuid) throw new CasConflict(`ownership changed: instance ${uuid} no longer exists`);
+      if (Number(row['deleted']) !== 0) throw new CasConflict(`ownership changed: instance ${uuid} was deleted`);
+      if (row['host'] !== host) throw new CasConflict(`ownership changed: instance ${uuid} is now on host ${String(row['host'])}, not ${host}`);
+    },
+  };
 }

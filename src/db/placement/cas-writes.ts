@@ -18,44 +18,66 @@ export interface DeleteProviderExpect {
 }
 
 export async function deleteProvider(trx: Knex.Transaction, dialect: Dialect, expect: DeleteProviderExpect): Promise<RowImage[]> {
-  const id = expect.providerId;
-  // One round trip (statement-batch.ts): the provider under lock, what would block its deletion, and the rows that go with it.
-  const read = await runStatements(trx, [
-    lockedSelect(trx, dialect, 'resource_providers', { id }),
-    trx('resource_providers').count({ n: '*' }).where('parent_provider_id', id),
-    trx('allocations').count({ n: '*' }).where('resource_provider_id', id),
-    trx('inventories').select('*').where('resource_provider_id', id).orderBy('id'),
-    trx('resource_provider_traits').select('*').where('resource_provider_id', id).orderBy('trait_id'),
-    trx('resource_provider_aggregates').select('*').where('resource_provider_id', id).orderBy('aggregate_id'),
-  ]);
-  const [rp] = read.rows(0);
-  if (rp === undefined) throw new CasConflict(`resource provider ${expect.uuid} no longer exists`);
-  checkProvider(rp, expect.uuid, expect.generation);
-  if (countOf(read.rows(1)) > 0) throw new CasConflict(`resource provider ${expect.uuid} has child providers`);
-  if (countOf(read.rows(2)) > 0) throw new CasConflict(`resource provider ${expect.uuid} has allocations`);
-  const inventories = read.rows(3);
-  const traits = read.rows(4);
-  const aggregates = read.rows(5);
+  return (await deleteProviders(trx, dialect, [expect]))[0] as RowImage[];
+}
 
-  const images: RowImage[] = [];
-  for (const row of inventories) images.push({ table: 'inventories', key: { id: Number(row['id']) }, before: row, after: null });
-  for (const row of traits) images.push({ table: 'resource_provider_traits', key: { resource_provider_id: id, trait_id: Number(row['trait_id']) }, before: row, after: null });
-  for (const row of aggregates) images.push({ table: 'resource_provider_aggregates', key: { resource_provider_id: id, aggregate_id: Number(row['aggregate_id']) }, before: row, after: null });
+/**
+ * deleteProvider of several providers (an apply batch's units: their
+ * footprints are disjoint, so none is another's parent), in two round trips
+ * in all (statement-batch.ts): every provider under lock with what would
+ * block its deletion and the rows that go with it, then every delete. Any
+ * conflict throws, and the caller's transaction is rolled back whole.
+ */
+export async function deleteProviders(trx: Knex.Transaction, dialect: Dialect, expects: readonly DeleteProviderExpect[]): Promise<RowImage[][]> {
+  const READS = 6;
+  const read = await runStatements(
+    trx,
+    expects.flatMap(({ providerId: id }) => [
+      lockedSelect(trx, dialect, 'resource_providers', { id }),
+      trx('resource_providers').count({ n: '*' }).where('parent_provider_id', id),
+      trx('allocations').count({ n: '*' }).where('resource_provider_id', id),
+      trx('inventories').select('*').where('resource_provider_id', id).orderBy('id'),
+      trx('resource_provider_traits').select('*').where('resource_provider_id', id).orderBy('trait_id'),
+      trx('resource_provider_aggregates').select('*').where('resource_provider_id', id).orderBy('aggregate_id'),
+    ]),
+  );
+  const found = expects.map((expect, k) => {
+    const at = k * READS;
+    const [rp] = read.rows(at);
+    if (rp === undefined) throw new CasConflict(`resource provider ${expect.uuid} no longer exists`);
+    checkProvider(rp, expect.uuid, expect.generation);
+    if (countOf(read.rows(at + 1)) > 0) throw new CasConflict(`resource provider ${expect.uuid} has child providers`);
+    if (countOf(read.rows(at + 2)) > 0) throw new CasConflict(`resource provider ${expect.uuid} has allocations`);
+    return { rp, inventories: read.rows(at + 3), traits: read.rows(at + 4), aggregates: read.rows(at + 5) };
+  });
 
-  const written = await runStatements(trx, [
-    trx('inventories').delete().where('resource_provider_id', id),
-    trx('resource_provider_traits').delete().where('resource_provider_id', id),
-    trx('resource_provider_aggregates').delete().where('resource_provider_id', id),
-    // The self-referencing root FK must be cleared before the row can go, as Placement does.
-    trx('resource_providers').update({ root_provider_id: null }).where('id', id),
-    trx('resource_providers').delete().where({ id, generation: expect.generation }),
-  ]);
-  // A row added since it was read would go without its image in the journal, and undo could not bring it back.
-  if (written.affected(0) !== inventories.length || written.affected(1) !== traits.length || written.affected(2) !== aggregates.length)
-    throw new CasConflict(`the inventories, traits or aggregates of resource provider ${expect.uuid} changed while it was being deleted`);
-  if (written.affected(4) !== 1) throw new CasConflict(`resource provider ${expect.uuid} changed while being deleted`);
-  images.push({ table: 'resource_providers', key: { id }, before: rp, after: null });
-  return images;
+  const WRITES = 5;
+  const written = await runStatements(
+    trx,
+    expects.flatMap(({ providerId: id, generation }) => [
+      trx('inventories').delete().where('resource_provider_id', id),
+      trx('resource_provider_traits').delete().where('resource_provider_id', id),
+      trx('resource_provider_aggregates').delete().where('resource_provider_id', id),
+      // The self-referencing root FK must be cleared before the row can go, as Placement does.
+      trx('resource_providers').update({ root_provider_id: null }).where('id', id),
+      trx('resource_providers').delete().where({ id, generation }),
+    ]),
+  );
+  return expects.map((expect, k) => {
+    const id = expect.providerId;
+    const { rp, inventories, traits, aggregates } = found[k] as (typeof found)[number];
+    const at = k * WRITES;
+    // A row added since it was read would go without its image in the journal, and undo could not bring it back.
+    if (written.affected(at) !== inventories.length || written.affected(at + 1) !== traits.length || written.affected(at + 2) !== aggregates.length)
+      throw new CasConflict(`the inventories, traits or aggregates of resource provider ${expect.uuid} changed while it was being deleted`);
+    if (written.affected(at + 4) !== 1) throw new CasConflict(`resource provider ${expect.uuid} changed while being deleted`);
+    const images: RowImage[] = [];
+    for (const row of inventories) images.push({ table: 'inventories', key: { id: Number(row['id']) }, before: row, after: null });
+    for (const row of traits) images.push({ table: 'resource_provider_traits', key: { resource_provider_id: id, trait_id: Number(row['trait_id']) }, before: row, after: null });
+    for (const row of aggregates) images.push({ table: 'resource_provider_aggregates', key: { resource_provider_id: id, aggregate_id: Number(row['aggregate_id']) }, before: row, after: null });
+    images.push({ table: 'resource_providers', key: { id }, before: rp, after: null });
+    return images;
+  });
 }
 
 function countOf(rows: readonly Row[]): number {
