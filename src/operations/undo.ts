@@ -33,7 +33,7 @@ export interface UndoOptions {
   readonly journalDir: string;
   readonly undoJournalPath: string | undefined;
   readonly onJournal?: (path: string) => void;
-  /** Aborted on Ctrl-C or SIGTERM: no change is restored after it (the one in flight finishes). */
+  /** Aborted on Ctrl-C or SIGTERM: no change is restored after it (those in flight finish: a run of one database is one transaction). */
   readonly signal?: AbortSignal;
 }
 

@@ -10,7 +10,7 @@
 //  - every change once; a change that throws stops every lane before its
 //    next change, without leaving a lane waiting for ever; so does stop().
 import { describe, expect, it } from 'vitest';
-import type { DbRef } from '../../src/domain/plan.js';
+import { describeTarget, type DbRef } from '../../src/domain/plan.js';
 import type { JournalChange } from '../../src/operations/journal.js';
 import { changeKeys, runInLanes, undoLanes, unitPredecessors, type LaneOptions } from '../../src/operations/undo.js';
 
@@ -141,6 +141,62 @@ describe('undo lanes', () => {
       expect(failures).toEqual([]);
       expect(ended.size).toBe(changes.length);
       expect(overlapped).toBe(true);
+    });
+  }
+
+  for (const seed of [20, 21, 22]) {
+    it(`in groups of up to 4 changes of one database (a transaction each), every change once, after every change it waits for (seed ${seed})`, async () => {
+      const random = seeded(seed);
+      const changes = journal(40, random);
+      const keysOf = rowKeys(changes, random);
+      const ended = new Set<number>();
+      const sizes: number[] = [];
+      /** One change, as a group's transaction writes it: everything it waits for is done, or earlier in its own group. */
+      const write = (c: JournalChange, before: ReadonlySet<number>): void => {
+        const lane = laneOf(c.target);
+        for (const x of changes) {
+          if (x.seq <= c.seq) continue;
+          const sharesKey = laneOf(x.target) === lane && keysOf(x).some((k) => keysOf(c).includes(k));
+          if (sharesKey || x.unit === c.unit) expect(ended.has(x.seq) || before.has(x.seq), `${c.seq} before ${x.seq}`).toBe(true);
+        }
+      };
+      const failures = await runInLanes(
+        changes,
+        {
+          laneOf,
+          widthOf: (t) => (t.db === 'placement' ? 1 : 3),
+          keysOf,
+          group: {
+            max: 4,
+            together: (a, b) => describeTarget(a.target) === describeTarget(b.target),
+            run: async (group) => {
+              sizes.push(group.length);
+              expect(group.length).toBeLessThanOrEqual(4);
+              expect(new Set(group.map((c) => describeTarget(c.target))).size).toBe(1);
+              // In lane order: descending seq.
+              expect(group.map((c) => c.seq)).toEqual([...group.map((c) => c.seq)].sort((a, b) => b - a));
+              const done = new Set<number>();
+              for (const c of group) {
+                write(c, done);
+                done.add(c.seq);
+              }
+              await pause(Math.floor(random() * 3));
+              for (const c of group) ended.add(c.seq);
+            },
+          },
+        },
+        async (c) => {
+          sizes.push(1);
+          write(c, new Set());
+          await pause(Math.floor(random() * 3));
+          ended.add(c.seq);
+        },
+        () => false,
+      );
+      expect(failures).toEqual([]);
+      expect(ended.size).toBe(changes.length);
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(changes.length);
+      expect(Math.max(...sizes)).toBeGreaterThan(1);
     });
   }
 
