@@ -8,7 +8,7 @@
 // transaction and returns row images for the journal.
 import type { Knex } from 'knex';
 import type { Dialect } from '../connect.js';
-import { CasConflict, lockedSelect, selectForUpdate, withLock, type Row, type RowImage } from '../row-images.js';
+import { CasConflict, lockedSelect, withLock, type Row, type RowImage } from '../row-images.js';
 import { runStatements } from '../statement-batch.js';
 
 export interface DeleteProviderExpect {
@@ -181,31 +181,50 @@ export interface RekeyProviderExpect {
 }
 
 export async function rekeyProvider(trx: Knex.Transaction, dialect: Dialect, expect: RekeyProviderExpect, now: string): Promise<RowImage[]> {
-  const [rp] = await selectForUpdate(trx, dialect, 'resource_providers', { id: expect.providerId });
+  // One round trip (statement-batch.ts): the provider under lock, whether the new uuid is taken, and every
+  // consumer with allocations on it, under lock, reached through allocations' provider index.
+  const read = await runStatements(trx, [
+    lockedSelect(trx, dialect, 'resource_providers', { id: expect.providerId }),
+    trx('resource_providers').select('id').where('uuid', expect.toUuid),
+    withLock(
+      trx('consumers')
+        .select('consumers.*')
+        .join('allocations', 'allocations.consumer_id', 'consumers.uuid')
+        .where('allocations.resource_provider_id', expect.providerId)
+        .orderBy('consumers.uuid'),
+      dialect,
+    ),
+  ]);
+  const [rp] = read.rows(0);
   if (rp === undefined) throw new CasConflict(`resource provider ${expect.fromUuid} no longer exists`);
   checkProvider(rp, expect.fromUuid, expect.generation);
-  const taken = await trx('resource_providers').select('id').where('uuid', expect.toUuid).first();
-  if (taken !== undefined) throw new CasConflict(`a resource provider with uuid ${expect.toUuid} already exists`);
-  const after = { ...rp, uuid: expect.toUuid, generation: expect.generation + 1, updated_at: now };
-  const n = await trx('resource_providers')
-    .update({ uuid: expect.toUuid, generation: expect.generation + 1, updated_at: now })
-    .where({ id: expect.providerId, uuid: expect.fromUuid, generation: expect.generation });
-  if (n !== 1) throw new CasConflict(`resource provider ${expect.fromUuid} changed while being re-keyed`);
-  const images: RowImage[] = [{ table: 'resource_providers', key: { id: expect.providerId }, before: rp, after }];
+  if (read.rows(1).length > 0) throw new CasConflict(`a resource provider with uuid ${expect.toUuid} already exists`);
   // Every consumer whose allocations now name another provider uuid gets its
   // generation bumped, as any Placement write of its allocations does (issue
   // 13 item 6): a client holding the old generation must re-read. The set is
   // the planned one: a change of it would have bumped the provider's
-  // generation, which was compared above.
-  const consumers = [...new Set((await trx('allocations').select('consumer_id').where('resource_provider_id', expect.providerId)).map((r: { consumer_id: string }) => r.consumer_id))].sort();
-  for (const uuid of consumers) {
-    const [c] = await selectForUpdate(trx, dialect, 'consumers', { uuid });
-    if (c === undefined) continue; // allocations without a consumer row: nothing to bump (the API does not show them)
+  // generation, which was compared above. A consumer holding several
+  // allocations on it is joined once per allocation; allocations without a
+  // consumer row have nothing to bump (the API does not show them).
+  const consumers = [...new Map(read.rows(2).map((c) => [String(c['uuid']), c] as const)).values()];
+  const after = { ...rp, uuid: expect.toUuid, generation: expect.generation + 1, updated_at: now };
+  const written = await runStatements(trx, [
+    trx('resource_providers')
+      .update({ uuid: expect.toUuid, generation: expect.generation + 1, updated_at: now })
+      .where({ id: expect.providerId, uuid: expect.fromUuid, generation: expect.generation }),
+    ...consumers.map((c) =>
+      trx('consumers')
+        .update({ generation: Number(c['generation']) + 1, updated_at: now })
+        .where({ id: Number(c['id']), generation: Number(c['generation']) }),
+    ),
+  ]);
+  if (written.affected(0) !== 1) throw new CasConflict(`resource provider ${expect.fromUuid} changed while being re-keyed`);
+  const images: RowImage[] = [{ table: 'resource_providers', key: { id: expect.providerId }, before: rp, after }];
+  consumers.forEach((c, k) => {
+    if (written.affected(1 + k) !== 1) throw new CasConflict(`consumer ${String(c['uuid'])} changed while provider ${expect.fromUuid} was re-keyed`);
     const generation = Number(c['generation']);
-    const bumped = await trx('consumers').update({ generation: generation + 1, updated_at: now }).where({ id: Number(c['id']), generation });
-    if (bumped !== 1) throw new CasConflict(`consumer ${uuid} changed while provider ${expect.fromUuid} was re-keyed`);
     images.push({ table: 'consumers', key: { id: Number(c['id']) }, before: c, after: { ...c, generation: generation + 1, updated_at: now } });
-  }
+  });
   return images;
 }
 
