@@ -101,14 +101,7 @@ export async function removeProviderAllocations(trx: Knex.Transaction, dialect: 
   const read = await runStatements(trx, [
     lockedSelect(trx, dialect, 'consumers', { uuid: expect.consumerUuid }),
     withLock(trx('allocations').select('*').where('consumer_id', expect.consumerUuid).orderBy('id'), dialect),
-    withLock(
-      trx('resource_providers')
-        .select('resource_providers.*')
-        .join('allocations', 'allocations.resource_provider_id', 'resource_providers.id')
-        .where('allocations.consumer_id', expect.consumerUuid)
-        .orderBy('resource_providers.id'),
-      dialect,
-    ),
+    lockedThroughAllocations(trx, dialect, { table: 'resource_providers', key: 'id', via: 'resource_provider_id' }, { 'allocations.consumer_id': expect.consumerUuid }),
     lockedSelect(trx, dialect, 'resource_providers', { id: expect.providerId }),
   ]);
   const [consumer] = read.rows(0);
@@ -186,14 +179,7 @@ export async function rekeyProvider(trx: Knex.Transaction, dialect: Dialect, exp
   const read = await runStatements(trx, [
     lockedSelect(trx, dialect, 'resource_providers', { id: expect.providerId }),
     trx('resource_providers').select('id').where('uuid', expect.toUuid),
-    withLock(
-      trx('consumers')
-        .select('consumers.*')
-        .join('allocations', 'allocations.consumer_id', 'consumers.uuid')
-        .where('allocations.resource_provider_id', expect.providerId)
-        .orderBy('consumers.uuid'),
-      dialect,
-    ),
+    lockedThroughAllocations(trx, dialect, { table: 'consumers', key: 'uuid', via: 'consumer_id' }, { 'allocations.resource_provider_id': expect.providerId }),
   ]);
   const [rp] = read.rows(0);
   if (rp === undefined) throw new CasConflict(`resource provider ${expect.fromUuid} no longer exists`);
@@ -226,6 +212,22 @@ export async function rekeyProvider(trx: Knex.Transaction, dialect: Dialect, exp
     images.push({ table: 'consumers', key: { id: Number(c['id']) }, before: c, after: { ...c, generation: generation + 1, updated_at: now } });
   });
   return images;
+}
+
+/**
+ * The rows of `table` that the allocations matching `where` point at
+ * (`allocations.<via> = <table>.<key>`), under lock, one row per allocation,
+ * ordered by the key: driven by an index of allocations, then the key, so
+ * that no row the allocations do not name is read or locked.
+ */
+function lockedThroughAllocations(
+  trx: Knex.Transaction,
+  dialect: Dialect,
+  join: { readonly table: 'resource_providers' | 'consumers'; readonly key: 'id' | 'uuid'; readonly via: 'resource_provider_id' | 'consumer_id' },
+  where: Readonly<Record<string, string | number>>,
+): Knex.QueryBuilder {
+  const { table, key, via } = join;
+  return withLock(trx(table).select(`${table}.*`).join('allocations', `allocations.${via}`, `${table}.${key}`).where(where).orderBy(`${table}.${key}`), dialect);
 }
 
 function checkProvider(rp: Row, uuid: string, generation: number): void {
