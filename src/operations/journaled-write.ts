@@ -82,9 +82,10 @@ export function contention(db: Database, err: unknown): Contention {
  * open, as the apply's held cell transaction) or a new one and returns what
  * they wrote; every entry is journaled, with one fsync, before COMMIT, and
  * the commit markers follow it. Returns the seqs committed, or undefined
- * when the server certainly rolled the transaction back: a CasConflict, a
- * deadlock victim, a Galera certification failure, or an error `undoable`
- * names (undo's refused keys). The entries journaled by then are marked
+ * when the transaction certainly did not commit: a CasConflict or an error
+ * `alsoRolledBack` names (undo's: a key taken since), rolled back here, or
+ * a deadlock victim or a Galera certification failure, rolled back by the
+ * server. The entries journaled by then are marked
  * rolled back, nothing of the group happened, and the caller re-runs its
  * writes one by one, each as writeJournaled does, so that a conflict is
  * decided and reported as for a write on its own.
@@ -96,7 +97,7 @@ export async function writeJournaledGroup(
   journal: () => JournalWriter,
   given: Knex.Transaction | undefined,
   write: (trx: Knex.Transaction) => Promise<readonly JournaledEntry[]>,
-  undoable: (err: unknown) => boolean = () => false,
+  alsoRolledBack: (err: unknown) => boolean = () => false,
 ): Promise<number[] | undefined> {
   let trx = given;
   let entries: JournalChange[] = [];
@@ -113,7 +114,7 @@ export async function writeJournaledGroup(
     await commitTransaction(trx);
   } catch (err) {
     if (!committing) await trx?.rollback().catch(() => undefined);
-    if (err instanceof CasConflict || isDeadlockError(err) || undoable(err)) {
+    if (err instanceof CasConflict || isDeadlockError(err) || alsoRolledBack(err)) {
       if (entries.length > 0) journal().appendAll(entries.map((e) => ({ type: 'rollback', seq: e.seq })));
       return undefined;
     }
