@@ -9,7 +9,7 @@
 // after placement committed, is re-run unit by unit and loses nothing.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
 import { checksumMysqlDatabases, mysqlDatabaseOf, type Snapshot } from '../helpers/db-checksum.js';
 import { describeMysql, waitForLockWait } from '../helpers/mysql.js';
@@ -52,6 +52,15 @@ function changesOf(lines: readonly Line[]): string[] {
     .sort();
 }
 
+/** The kinds of the journaled changes, in journal order. */
+function kindsOf(lines: readonly Line[]): string[] {
+  return lines.filter((l) => l.type === 'change').map((l) => l.change?.kind ?? '');
+}
+
+/** One unit at a time: each unit's provider, then its node. Batched: every unit's provider in one transaction, then every node in the held one. */
+const SERIAL_KINDS = Array.from({ length: ORPHANS }, () => ['delete-provider', 'soft-delete-compute-node']).flat();
+const BATCHED_KINDS = [...Array<string>(ORPHANS).fill('delete-provider'), ...Array<string>(ORPHANS).fill('soft-delete-compute-node')];
+
 /** Every change committed exactly once, none rolled back or left without its marker. */
 function expectAllCommitted(lines: readonly Line[]): void {
   const changes = lines.filter((l) => l.type === 'change').map((l) => l.seq);
@@ -59,6 +68,57 @@ function expectAllCommitted(lines: readonly Line[]): void {
   expect(new Set(changes).size).toBe(changes.length);
   expect([...committed].sort((a, b) => a - b)).toEqual([...changes].sort((a, b) => a - b));
 }
+
+describe('apply batches [sqlite]', () => {
+  let d: TestDeployment;
+  afterEach(async () => {
+    await d?.cleanup();
+  });
+
+  /** Every row of the tables the cleanup writes, as text, sorted (SQLite files are compared by content, not bytes). */
+  async function rows(): Promise<Record<string, string[]>> {
+    const out: Record<string, string[]> = {};
+    for (const [db, tables] of [
+      ['cell1', ['compute_nodes']],
+      ['placement', ['resource_providers', 'inventories', 'resource_provider_traits', 'resource_provider_aggregates', 'allocations', 'consumers']],
+    ] as const) {
+      for (const t of tables) out[`${db}.${t}`] = ((await d.knex(db)(t).select('*')) as unknown[]).map((r) => JSON.stringify(r)).sort();
+    }
+    return out;
+  }
+
+  it('writes and journals what one unit at a time does; undo of either restores every row', async () => {
+    d = await createTestDeployment('sqlite', 'empty', 'bat');
+    const cloud = await generateCloud(
+      { api: d.dbs.api, cells: [d.dbs.cells.cell1], cellIds: [d.dbs.cellIds.cell1], placement: d.dbs.placement },
+      { hostsPerCell: 4 * ORPHANS, instancesPerCell: 2 * ORPHANS, orphanFraction: 0.25 },
+    );
+    expect(cloud.orphanNodes).toBe(ORPHANS);
+    const before = await rows();
+    const apply = (env: Record<string, string>): ReturnType<typeof runBin> => runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply'], { env });
+
+    const serial = await apply({ OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1', OS_NOVA_RECONCILE__APPLY_CONCURRENCY: '1' });
+    expect(serial.code, serial.stderr).toBe(4);
+    const serialJournal = journalOf(serial.stderr);
+    expectAllCommitted(serialJournal.lines);
+    expect(kindsOf(serialJournal.lines)).toEqual(SERIAL_KINDS);
+    expect((await runBin([...d.args, 'undo', serialJournal.path, '--apply'], { env: { OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1' } })).code).toBe(4);
+    expect(await rows()).toEqual(before);
+
+    const batched = await apply({});
+    expect(batched.code, batched.stderr).toBe(4);
+    expect(batched.stdout).toBe(serial.stdout);
+    const journal = journalOf(batched.stderr);
+    expectAllCommitted(journal.lines);
+    expect(kindsOf(journal.lines)).toEqual(BATCHED_KINDS);
+    expect(changesOf(journal.lines)).toEqual(changesOf(serialJournal.lines));
+    expect((await runBin([...d.args, 'compute_node', 'cleanup_orphans'])).code).toBe(0);
+    const undo = await runBin([...d.args, 'undo', journal.path, '--apply']);
+    expect(undo.code, undo.stderr).toBe(4);
+    expect(undo.stdout).toContain(`${2 * ORPHANS} change(s) restored, 0 already restored, 0 refused.`);
+    expect(await rows()).toEqual(before);
+  }, 120_000);
+});
 
 describeMysql('apply batches [mariadb]', () => {
   let d: TestDeployment;
@@ -83,10 +143,12 @@ describeMysql('apply batches [mariadb]', () => {
   });
 
   it('writes and journals what one unit at a time does, in a fraction of the round trips; undo of either restores every table', async () => {
-    const serial = await cleanup({ OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1' });
+    // One unit at a time, one after the other (apply_concurrency 1: side by side, their journal lines would interleave).
+    const serial = await cleanup({ OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1', OS_NOVA_RECONCILE__APPLY_CONCURRENCY: '1' });
     expect(serial.code, serial.stderr).toBe(4);
     const serialJournal = journalOf(serial.stderr);
     expectAllCommitted(serialJournal.lines);
+    expect(kindsOf(serialJournal.lines)).toEqual(SERIAL_KINDS);
     const serialUndo = await runBin([...d.args, 'undo', serialJournal.path, '--apply', '--stats'], { env: { OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1' } });
     expect(serialUndo.code, serialUndo.stderr).toBe(4);
     expect(await checksum()).toEqual(before);
@@ -97,6 +159,7 @@ describeMysql('apply batches [mariadb]', () => {
     expect(batched.stdout).toBe(serial.stdout);
     const journal = journalOf(batched.stderr);
     expectAllCommitted(journal.lines);
+    expect(kindsOf(journal.lines)).toEqual(BATCHED_KINDS);
     expect(changesOf(journal.lines)).toEqual(changesOf(serialJournal.lines));
     // Each unit's changes in its order: the provider before the node.
     for (const unit of new Set(journal.lines.map((l) => l.unit).filter((u) => u !== undefined))) {
