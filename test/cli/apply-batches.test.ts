@@ -61,6 +61,26 @@ function kindsOf(lines: readonly Line[]): string[] {
 const SERIAL_KINDS = Array.from({ length: ORPHANS }, () => ['delete-provider', 'soft-delete-compute-node']).flat();
 const BATCHED_KINDS = [...Array<string>(ORPHANS).fill('delete-provider'), ...Array<string>(ORPHANS).fill('soft-delete-compute-node')];
 
+/** The run of one unit at a time: exit 4, every change committed once, each unit's provider then its node. */
+function expectSerial(serial: { code: number | null; stderr: string }): ReturnType<typeof journalOf> {
+  expect(serial.code, serial.stderr).toBe(4);
+  const journal = journalOf(serial.stderr);
+  expectAllCommitted(journal.lines);
+  expect(kindsOf(journal.lines)).toEqual(SERIAL_KINDS);
+  return journal;
+}
+
+/** The batched run: exit 4, the serial run's report and row images, every change committed once, in the batch's order. */
+function expectSameAsSerial(batched: { code: number | null; stdout: string; stderr: string }, serial: { stdout: string }, serialJournal: ReturnType<typeof journalOf>): ReturnType<typeof journalOf> {
+  expect(batched.code, batched.stderr).toBe(4);
+  expect(batched.stdout).toBe(serial.stdout);
+  const journal = journalOf(batched.stderr);
+  expectAllCommitted(journal.lines);
+  expect(kindsOf(journal.lines)).toEqual(BATCHED_KINDS);
+  expect(changesOf(journal.lines)).toEqual(changesOf(serialJournal.lines));
+  return journal;
+}
+
 /** Every change committed exactly once, none rolled back or left without its marker. */
 function expectAllCommitted(lines: readonly Line[]): void {
   const changes = lines.filter((l) => l.type === 'change').map((l) => l.seq);
@@ -98,20 +118,11 @@ describe('apply batches [sqlite]', () => {
     const apply = (env: Record<string, string>): ReturnType<typeof runBin> => runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply'], { env });
 
     const serial = await apply({ OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1', OS_NOVA_RECONCILE__APPLY_CONCURRENCY: '1' });
-    expect(serial.code, serial.stderr).toBe(4);
-    const serialJournal = journalOf(serial.stderr);
-    expectAllCommitted(serialJournal.lines);
-    expect(kindsOf(serialJournal.lines)).toEqual(SERIAL_KINDS);
+    const serialJournal = expectSerial(serial);
     expect((await runBin([...d.args, 'undo', serialJournal.path, '--apply'], { env: { OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1' } })).code).toBe(4);
     expect(await rows()).toEqual(before);
 
-    const batched = await apply({});
-    expect(batched.code, batched.stderr).toBe(4);
-    expect(batched.stdout).toBe(serial.stdout);
-    const journal = journalOf(batched.stderr);
-    expectAllCommitted(journal.lines);
-    expect(kindsOf(journal.lines)).toEqual(BATCHED_KINDS);
-    expect(changesOf(journal.lines)).toEqual(changesOf(serialJournal.lines));
+    const journal = expectSameAsSerial(await apply({}), serial, serialJournal);
     expect((await runBin([...d.args, 'compute_node', 'cleanup_orphans'])).code).toBe(0);
     const undo = await runBin([...d.args, 'undo', journal.path, '--apply']);
     expect(undo.code, undo.stderr).toBe(4);
@@ -145,22 +156,14 @@ describeMysql('apply batches [mariadb]', () => {
   it('writes and journals what one unit at a time does, in a fraction of the round trips; undo of either restores every table', async () => {
     // One unit at a time, one after the other (apply_concurrency 1: side by side, their journal lines would interleave).
     const serial = await cleanup({ OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1', OS_NOVA_RECONCILE__APPLY_CONCURRENCY: '1' });
-    expect(serial.code, serial.stderr).toBe(4);
-    const serialJournal = journalOf(serial.stderr);
-    expectAllCommitted(serialJournal.lines);
-    expect(kindsOf(serialJournal.lines)).toEqual(SERIAL_KINDS);
+    const serialJournal = expectSerial(serial);
     const serialUndo = await runBin([...d.args, 'undo', serialJournal.path, '--apply', '--stats'], { env: { OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1' } });
     expect(serialUndo.code, serialUndo.stderr).toBe(4);
     expect(await checksum()).toEqual(before);
 
     // The default: the 12 units in one batch (apply_batch_units 64).
     const batched = await cleanup();
-    expect(batched.code, batched.stderr).toBe(4);
-    expect(batched.stdout).toBe(serial.stdout);
-    const journal = journalOf(batched.stderr);
-    expectAllCommitted(journal.lines);
-    expect(kindsOf(journal.lines)).toEqual(BATCHED_KINDS);
-    expect(changesOf(journal.lines)).toEqual(changesOf(serialJournal.lines));
+    const journal = expectSameAsSerial(batched, serial, serialJournal);
     // Each unit's changes in its order: the provider before the node.
     for (const unit of new Set(journal.lines.map((l) => l.unit).filter((u) => u !== undefined))) {
       expect(journal.lines.filter((l) => l.type === 'change' && l.unit === unit).map((l) => l.change?.kind)).toEqual(['delete-provider', 'soft-delete-compute-node']);
