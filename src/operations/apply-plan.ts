@@ -7,7 +7,7 @@
 // planners so that a crash between two databases leaves a state the next run
 // finishes (placement released before the compute node row goes away).
 import type { Knex } from 'knex';
-import { commitTransaction, writerOf, type Database } from '../db/connect.js';
+import { writerOf, type Database } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
 import { changeAlreadyDone } from '../db/already-done.js';
 import { applyChange, applyChanges } from '../db/apply-change.js';
@@ -164,61 +164,50 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
 
   /**
    * The unit's held cell changes, written in the held transaction, then
-   * committed. A deadlock victim is re-run from a new guard (its placement
-   * changes are already committed). Returns the conflict that stopped it.
+   * committed (commitGroup). A deadlock victim is re-run from a new guard
+   * (its placement changes are already committed). Returns the conflict
+   * that stopped it.
    */
   const applyHeld = async (unit: Unit, segment: HeldSegment, first: HeldCell | undefined): Promise<CasConflict | undefined> => {
     let held: HeldCell | undefined = first;
-    const cellDb = first?.db ?? (await databaseFor(deployment, (segment.changes[0] as CellChange).target));
     for (let attempt = 1; ; attempt += 1) {
-      let committing = false;
-      const seqs: number[] = [];
       try {
         held ??= await openHeldCell(deployment, [segment.changes]);
-        const now = utcNowString();
-        for (const change of segment.changes) {
-          const seq = journal.nextSeq();
-          const rows = await applyChange(held.trx, held.db.dialect, change, now);
-          seqs.push(seq);
-          await journal.appendDurably({ type: 'change', seq, unit: unit.id, target: change.target, change, rows });
-        }
-        committing = true;
-        const trx = held.trx;
-        held = undefined;
-        await commitTransaction(trx);
-        for (const s of seqs) journal.append({ type: 'commit', seq: s });
-        committed += seqs.length;
-        return undefined;
       } catch (err) {
-        const db = held?.db ?? cellDb;
-        if (held !== undefined) await held.trx.rollback().catch(() => undefined);
-        held = undefined;
-        // Rolled back for certain (a conflict, a deadlock victim, a certification failure): its journaled changes never happened.
-        if (err instanceof CasConflict || isDeadlockError(err)) for (const s of seqs) journal.append({ type: 'rollback', seq: s });
         if (err instanceof CasConflict) return err;
-        if (isDeadlockError(err)) {
-          if (attempt < DEADLOCK_ATTEMPTS) {
-            await deadlockPause(attempt);
-            continue;
-          }
-          return contention(db, err);
-        }
-        throw wrapApplyError(err, db, `"${unit.title}"`, committing);
+        throw err;
       }
+      const { db, trx } = held;
+      held = undefined;
+      const outcome = await commitGroup(db, trx, [{ unit, changes: segment.changes }]);
+      if (outcome.committed) return undefined;
+      const err = outcome.rolledBack;
+      if (err instanceof CasConflict) return err;
+      // A deadlock victim or a certification failure (commitGroup throws anything else).
+      if (attempt < DEADLOCK_ATTEMPTS) {
+        await deadlockPause(attempt);
+        continue;
+      }
+      return contention(db, err);
     }
   };
 
   /**
    * Write `items` (each a unit and some of its changes) in one transaction
    * of `db` (`given`, or a new one), journaled with one fsync before it
-   * commits (writeJournaledGroup). False when the server certainly rolled
-   * it back (a conflict, a deadlock victim): nothing of it happened. Anything
-   * else throws as a change written on its own does.
+   * commits (writeJournaledGroup). Not committed when it was certainly
+   * rolled back (a conflict, a deadlock victim, a certification failure):
+   * nothing of it happened, and `rolledBack` says why. Anything else throws
+   * as a change written on its own does.
    */
-  const commitGroup = async (db: Database, given: Knex.Transaction | undefined, items: ReadonlyArray<{ readonly unit: Unit; readonly changes: readonly Change[] }>): Promise<boolean> => {
-    let seqs: number[] | undefined;
+  const commitGroup = async (
+    db: Database,
+    given: Knex.Transaction | undefined,
+    items: ReadonlyArray<{ readonly unit: Unit; readonly changes: readonly Change[] }>,
+  ): Promise<{ readonly committed: true } | { readonly committed: false; readonly rolledBack: unknown }> => {
+    let outcome: Awaited<ReturnType<typeof writeJournaledGroup>>;
     try {
-      seqs = await writeJournaledGroup(db, () => journal, given, async (trx) => {
+      outcome = await writeJournaledGroup(db, () => journal, given, async (trx) => {
         const flat = items.flatMap(({ unit, changes }) => changes.map((change) => ({ unit: unit.id, change })));
         const rows = await applyChanges(trx, db.dialect, flat, utcNowString());
         return flat.map(({ unit, change }, k): JournaledEntry => ({ unit, target: change.target, change, rows: rows[k] ?? [] }));
@@ -228,9 +217,9 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
       const first = items[0]?.unit.title ?? '';
       throw wrapApplyError(err.cause, db, items.length === 1 ? `"${first}"` : `a batch of ${items.length} units ("${first}" first)`, err.committing);
     }
-    if (seqs === undefined) return false;
-    committed += seqs.length;
-    return true;
+    if ('rolledBack' in outcome) return { committed: false, rolledBack: outcome.rolledBack };
+    committed += outcome.seqs.length;
+    return { committed: true };
   };
 
   /**
@@ -252,11 +241,11 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
         if (held === undefined) return undefined;
       }
       const firsts = units.map((unit, k) => ({ unit, changes: unit.changes.slice(0, (shapes[k] as UnitShape).firstCount).map((pc) => pc.change) }));
-      if (!(await commitGroup(firstDb, undefined, firsts))) return undefined;
+      if (!(await commitGroup(firstDb, undefined, firsts)).committed) return undefined;
       if (held === undefined) return units.map((unit) => ({ unit, status: 'applied' }));
       const h = held;
       held = undefined;
-      if (await commitGroup(h.db, h.trx, units.map((unit, k) => ({ unit, changes: heldChanges[k] as Change[] })))) return units.map((unit) => ({ unit, status: 'applied' }));
+      if ((await commitGroup(h.db, h.trx, units.map((unit, k) => ({ unit, changes: heldChanges[k] as Change[] })))).committed) return units.map((unit) => ({ unit, status: 'applied' }));
       // The first changes are committed: each unit's held changes again, from a guard of its own.
       const outcomes: UnitOutcome[] = [];
       for (const [k, unit] of units.entries()) {

@@ -81,8 +81,8 @@ export function contention(db: Database, err: unknown): Contention {
  * of undo's restores): `write` runs them in `given` (a transaction already
  * open, as the apply's held cell transaction) or a new one and returns what
  * they wrote; every entry is journaled, with one fsync, before COMMIT, and
- * the commit markers follow it. Returns the seqs committed, or undefined
- * when the transaction certainly did not commit: a CasConflict or an error
+ * the commit markers follow it. Returns the seqs committed, or the error
+ * (`rolledBack`) when the transaction certainly did not commit: a CasConflict or an error
  * `alsoRolledBack` names (undo's: a key taken since), rolled back here, or
  * a deadlock victim or a Galera certification failure, rolled back by the
  * server. The entries journaled by then are marked
@@ -98,7 +98,7 @@ export async function writeJournaledGroup(
   given: Knex.Transaction | undefined,
   write: (trx: Knex.Transaction) => Promise<readonly JournaledEntry[]>,
   alsoRolledBack: (err: unknown) => boolean = () => false,
-): Promise<number[] | undefined> {
+): Promise<{ readonly seqs: number[] } | { readonly rolledBack: unknown }> {
   let trx = given;
   let entries: JournalChange[] = [];
   let committing = false;
@@ -116,10 +116,10 @@ export async function writeJournaledGroup(
     if (!committing) await trx?.rollback().catch(() => undefined);
     if (err instanceof CasConflict || isDeadlockError(err) || alsoRolledBack(err)) {
       if (entries.length > 0) journal().appendAll(entries.map((e) => ({ type: 'rollback', seq: e.seq })));
-      return undefined;
+      return { rolledBack: err };
     }
     throw new WriteFailed(err, committing && entries.length > 0);
   }
   if (entries.length > 0) journal().appendAll(entries.map((e) => ({ type: 'commit', seq: e.seq })));
-  return entries.map((e) => e.seq);
+  return { seqs: entries.map((e) => e.seq) };
 }

@@ -87,6 +87,18 @@ export async function undoJournal(deployment: Deployment, path: string, options:
     return mapping === undefined ? databaseFor(deployment, target) : deployment.cell(mapping);
   };
   const simulations = new Map<string, { db: Database; trx: Knex.Transaction }>();
+  /** The undo's own journal, opened on its first restore. */
+  const undoWriter = (): JournalWriter => (writer ??= openUndoJournal(options, journal.header.command, here));
+  /** What a restore journals: the change with its images swapped, so that the undo can itself be undone. */
+  const restoredEntry = (entry: JournalChange): JournaledEntry => ({ unit: entry.unit, target: entry.target, change: entry.change, rows: swapped(entry) });
+  /** The error that stops the undo: the database failed it (`cut`: a COMMIT was cut, and what it held may have committed). */
+  const failed = (err: unknown, db: Database, what: string): unknown => {
+    if (err instanceof ReconcileError) return err;
+    const cause = err instanceof WriteFailed ? err.cause : err;
+    const cut = err instanceof WriteFailed && err.committing;
+    const outcome = cut ? `; whether ${what} committed is unknown (re-run undo: it decides from the rows)` : '';
+    return failedAfterChanges(new ReconcileError('connection', `undo failed ${options.dryRun ? 'reading' : 'writing to'} the ${db.label}: ${describeDriverError(cause)}${outcome}`, { cause }), cut);
+  };
   // One change: its item (restored, already restored, refused), or a throw that stops the undo.
   const restoreOne = async (entry: JournalChange): Promise<UndoItem> => {
     const db = await dbFor(entry.target);
@@ -103,10 +115,9 @@ export async function undoJournal(deployment: Deployment, path: string, options:
         // A savepoint: a refused change leaves the simulation as it was.
         outcome = await sim.trx.transaction((sp) => restoreRows(sp, db.dialect, entry.rows, previous));
       } else {
-        const undoJournal = (): JournalWriter => (writer ??= openUndoJournal(options, journal.header.command, here));
-        outcome = await writeJournaled(db, undoJournal, async (trx) => {
+        outcome = await writeJournaled(db, undoWriter, async (trx) => {
           const restored = await restoreRows(trx, db.dialect, entry.rows, previous);
-          return { value: restored, ...(restored === 'restored' ? { entry: { unit: entry.unit, target: entry.target, change: entry.change, rows: swapped(entry) } } : {}) };
+          return { value: restored, ...(restored === 'restored' ? { entry: restoredEntry(entry) } : {}) };
         });
       }
       return { seq: entry.seq, unit: entry.unit, status: options.dryRun && outcome === 'restored' ? 'would-restore' : outcome };
@@ -117,11 +128,8 @@ export async function undoJournal(deployment: Deployment, path: string, options:
         // No retry can fix it: the row's key is taken (or its parent gone) since the run.
         return { seq: entry.seq, unit: entry.unit, status: 'refused', reason: `the ${db.label} refuses the restored rows: ${describeDriverError(cause)} (taken or removed since the journaled run; restore it by hand if it is still wanted)` };
       }
-      if (err instanceof ReconcileError) throw err;
       // A restore whose COMMIT was cut may have committed: changed (the restores before it are counted below).
-      const cut = err instanceof WriteFailed && err.committing;
-      const outcome = cut ? '; whether that restore committed is unknown (re-run undo: it decides from the rows)' : '';
-      throw failedAfterChanges(new ReconcileError('connection', `undo failed ${options.dryRun ? 'reading' : 'writing to'} the ${db.label}: ${describeDriverError(cause)}${outcome}`, { cause }), cut);
+      throw failed(err, db, 'that restore');
     }
   };
   /**
@@ -135,11 +143,11 @@ export async function undoJournal(deployment: Deployment, path: string, options:
     const first = entries[0] as JournalChange;
     const db = await dbFor(first.target);
     const outcomes: RestoreOutcome[] = [];
-    let seqs: number[] | undefined;
+    let group: Awaited<ReturnType<typeof writeJournaledGroup>>;
     try {
-      seqs = await writeJournaledGroup(
+      group = await writeJournaledGroup(
         db,
-        (): JournalWriter => (writer ??= openUndoJournal(options, journal.header.command, here)),
+        undoWriter,
         undefined,
         async (trx) => {
           outcomes.length = 0;
@@ -147,18 +155,14 @@ export async function undoJournal(deployment: Deployment, path: string, options:
           for (const run of disjointRuns(entries)) {
             outcomes.push(...(await restoreRowsOfChanges(trx, db.dialect, run.map((entry) => ({ images: entry.rows, earlier: (img: RowImage) => earlier(entry, img) })))));
           }
-          return entries.flatMap((entry, k): JournaledEntry[] => (outcomes[k] === 'restored' ? [{ unit: entry.unit, target: entry.target, change: entry.change, rows: swapped(entry) }] : []));
+          return entries.flatMap((entry, k) => (outcomes[k] === 'restored' ? [restoredEntry(entry)] : []));
         },
         isConstraintError,
       );
     } catch (err) {
-      const cause = err instanceof WriteFailed ? err.cause : err;
-      if (err instanceof ReconcileError) throw err;
-      const cut = err instanceof WriteFailed && err.committing;
-      const outcome = cut ? '; whether those restores committed is unknown (re-run undo: it decides from the rows)' : '';
-      throw failedAfterChanges(new ReconcileError('connection', `undo failed writing to the ${db.label}: ${describeDriverError(cause)}${outcome}`, { cause }), cut);
+      throw failed(err, db, 'those restores');
     }
-    if (seqs === undefined) {
+    if ('rolledBack' in group) {
       for (const entry of entries) items.push(await restoreOne(entry));
       return;
     }
