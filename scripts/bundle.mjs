@@ -23,12 +23,16 @@
 // are replaced by a module that throws, so that no driver we never load is
 // looked for. better-sqlite3 stays external: it is a native module, and
 // optional.
+// The drivers' file is compiled from a V8 code cache written at the end of
+// this build (src/db/code-cache.ts; bench/README.md has what it saves and
+// when it is not used).
 //
 // The bundle sits two folders below dist/ on purpose: src/db/migrate.ts finds
 // the compiled migrations two folders up from its own module URL, then
 // migrations/. Unbundled that URL is in dist/src/db/, bundled in
 // dist/src/bundle/: both lead to dist/migrations.
 import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { build } from 'esbuild';
 
 // The dispatcher's command index (src/dispatch/command-index.ts), computed
@@ -89,4 +93,17 @@ await build({
   define: { __NOVA_RECONCILE_KNEX_MODULE__: JSON.stringify('./db-drivers.cjs'), __NOVA_RECONCILE_COMMAND_INDEX__: COMMAND_INDEX },
   logLevel: 'warning',
   legalComments: 'none',
+});
+
+// The drivers' V8 code cache (src/db/code-cache.ts), written after running
+// what every database command runs first: knex with the mysql2 dialect, and
+// a query built. A run with another Node.js compiles the file as before.
+const { writeCodeCache } = await import('../dist/src/db/code-cache.js');
+const { CODE_CACHE_SUFFIX } = await import('../dist/src/db/knex-factory.js');
+const DRIVERS = resolve('dist/src/bundle/db-drivers.cjs');
+writeCodeCache(DRIVERS, `${DRIVERS}${CODE_CACHE_SUFFIX}`, (knex) => {
+  const db = knex({ client: 'mysql2', connection: { host: '127.0.0.1' }, pool: { min: 0, max: 1 } });
+  db('compute_nodes').select('id', 'host').where('deleted', 0).whereIn('id', [1, 2]).orderBy('id').limit(10).toSQL();
+  db('host_mappings').insert([{ host: 'a', cell_id: 1 }]).toSQL();
+  void db.destroy();
 });

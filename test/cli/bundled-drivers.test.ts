@@ -1,7 +1,9 @@
 // The built CLI loads knex and mysql2 from dist/src/bundle/db-drivers.cjs
 // (scripts/bundle.mjs), not as the ~420 files they are in node_modules (issue
-// 20: start-up). A run records every CommonJS module it loaded, through a
-// --require hook that writes require.cache's keys when the process exits.
+// 20: start-up), and compiles that file from the V8 code cache the build
+// wrote beside it (src/db/code-cache.ts). A run records every CommonJS module
+// it required and every script it compiled through node:vm, through a
+// --require hook that writes them when the process exits.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -16,15 +18,33 @@ const dir = mkdtempSync(join(tmpdir(), 'nova-reconcile-modules-'));
 const HOOK = join(dir, 'record-modules.cjs');
 writeFileSync(
   HOOK,
-  "process.on('exit', () => require('node:fs').writeFileSync(process.env.RECORD_MODULES_TO, Object.keys(require.cache).join('\\n')));\n",
+  [
+    "const vm = require('node:vm');",
+    'const scripts = [];',
+    'const Script = vm.Script;',
+    'vm.Script = class extends Script {',
+    '  constructor(source, options) {',
+    '    super(source, options);',
+    '    scripts.push({ file: options && options.filename, withCache: options !== undefined && options.cachedData !== undefined, rejected: this.cachedDataRejected === true });',
+    '  }',
+    '};',
+    "process.on('exit', () => require('node:fs').writeFileSync(process.env.RECORD_MODULES_TO, JSON.stringify({ modules: Object.keys(require.cache), scripts })));",
+    '',
+  ].join('\n'),
 );
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function loadedModules(args: readonly string[]): Promise<{ code: number; modules: string[] }> {
-  const out = join(dir, `modules-${Math.random().toString(36).slice(2)}.txt`);
+interface Loaded {
+  readonly code: number;
+  readonly modules: string[];
+  readonly scripts: Array<{ file: string; withCache: boolean; rejected: boolean }>;
+}
+
+async function loadedModules(args: readonly string[]): Promise<Loaded> {
+  const out = join(dir, `modules-${Math.random().toString(36).slice(2)}.json`);
   const r = await runBin(args, { env: { NODE_OPTIONS: `--require ${HOOK}`, RECORD_MODULES_TO: out } });
   expect(r.stderr).toBe('');
-  return { code: r.code, modules: readFileSync(out, 'utf8').split('\n') };
+  return { code: r.code, ...(JSON.parse(readFileSync(out, 'utf8')) as Omit<Loaded, 'code'>) };
 }
 
 describeEachDialect('the bundled database drivers', (dialect) => {
@@ -36,10 +56,10 @@ describeEachDialect('the bundled database drivers', (dialect) => {
     await d.cleanup();
   });
 
-  it('a database run loads knex (and mysql2) from db-drivers.cjs, no file of either package', async () => {
-    const { code, modules } = await loadedModules([...d.args, 'cell_v2', 'list_hosts']);
+  it('a database run loads knex (and mysql2) from db-drivers.cjs, compiled from its code cache, and no file of either package', async () => {
+    const { code, modules, scripts } = await loadedModules([...d.args, 'cell_v2', 'list_hosts']);
     expect(code).toBe(0);
-    expect(modules).toContain(DRIVERS);
+    expect(scripts).toEqual([{ file: DRIVERS, withCache: true, rejected: false }]);
     expect(modules.filter((m) => /[\\/]node_modules[\\/](knex|mysql2|lodash|tarn)[\\/]/.test(m))).toEqual([]);
     // better-sqlite3 is a native module: it stays outside the bundle, loaded only for SQLite.
     expect(modules.some((m) => /[\\/]node_modules[\\/]better-sqlite3[\\/]/.test(m))).toBe(dialect === 'sqlite');
@@ -49,8 +69,9 @@ describeEachDialect('the bundled database drivers', (dialect) => {
 describe('db-drivers.cjs', () => {
   it('--version and help load no database driver at all', async () => {
     for (const args of [['--version'], ['help']]) {
-      const { code, modules } = await loadedModules(args);
+      const { code, modules, scripts } = await loadedModules(args);
       expect(code).toBe(0);
+      expect(scripts).toEqual([]);
       expect(modules.filter((m) => m === DRIVERS || /[\\/]node_modules[\\/]/.test(m))).toEqual([]);
     }
   });

@@ -1,0 +1,103 @@
+// Loads a CommonJS file with a V8 code cache written beside it at build time
+// (issue 20: start-up). The database drivers' bundle (db-drivers.cjs, about
+// 0.65 MB) was compiled on every run: V8 parsed it and then compiled each
+// function the first connection ran, about 20 ms of a short command here.
+// With the cache V8 takes the bytecode it wrote at build time instead.
+//
+// The cache is only ever an optimisation. It is used when its header says it
+// was written by this Node.js build for this exact source and its bytes are
+// the ones the header hashes; anything else (another Node.js, a rebuilt or
+// edited bundle, a damaged or missing file) compiles the source as if there
+// were no cache, and V8 still refuses a cache it did not write itself. Nothing
+// is written at run time: the CLI may run from a read-only install.
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { Script, constants as vmConstants } from 'node:vm';
+
+const FORMAT = 'nova-reconcile-code-cache/1';
+
+interface Header {
+  readonly format: string;
+  readonly node: string;
+  readonly arch: string;
+  readonly source_sha256: string;
+  readonly cache_sha256: string;
+}
+
+/** What became of the cache: used, refused by V8, not written for this source or Node.js, or not there. */
+export type CodeCacheUse = 'accepted' | 'rejected' | 'mismatch' | 'absent';
+
+export interface LoadedModule {
+  readonly exports: unknown;
+  readonly cache: CodeCacheUse;
+  /** The compiled script, for writeCodeCache. */
+  readonly script: Script;
+}
+
+function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** The cache's bytes when its header matches this Node.js and this source; why not otherwise. */
+function readCache(cacheFile: string, source: string): Buffer | 'mismatch' | 'absent' {
+  let raw: Buffer;
+  try {
+    raw = readFileSync(cacheFile);
+  } catch {
+    return 'absent';
+  }
+  const newline = raw.indexOf(0x0a);
+  if (newline < 0) return 'mismatch';
+  let header: Partial<Header>;
+  try {
+    header = JSON.parse(raw.subarray(0, newline).toString('utf8')) as Partial<Header>;
+  } catch {
+    return 'mismatch';
+  }
+  if (header.format !== FORMAT || header.node !== process.version || header.arch !== process.arch) return 'mismatch';
+  const data = raw.subarray(newline + 1);
+  if (header.cache_sha256 !== sha256(data) || header.source_sha256 !== sha256(source)) return 'mismatch';
+  return data;
+}
+
+/**
+ * Runs a CommonJS file as require() would (its own require, module, exports,
+ * __filename and __dirname), with the code cache when it fits. The module is
+ * not entered in require.cache: callers load it once and keep its exports.
+ */
+export function loadCommonJs(file: string, cacheFile: string | undefined): LoadedModule {
+  const source = readFileSync(file, 'utf8');
+  const cached = cacheFile === undefined ? 'absent' : readCache(cacheFile, source);
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: file,
+    ...(Buffer.isBuffer(cached) ? { cachedData: cached } : {}),
+    // import() inside the file behaves as in any module (Node.js 20.12 and later).
+    ...(vmConstants?.USE_MAIN_CONTEXT_DEFAULT_LOADER === undefined ? {} : { importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER }),
+  });
+  const module = { exports: {} as unknown };
+  const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: { exports: unknown }, filename: string, dirname: string) => void;
+  wrapper.call(module.exports, module.exports, createRequire(file), module, file, dirname(file));
+  const cache: CodeCacheUse = Buffer.isBuffer(cached) ? (script.cachedDataRejected === true ? 'rejected' : 'accepted') : cached;
+  return { exports: module.exports, cache, script };
+}
+
+/**
+ * Build time: writes the cache of `file` after `warm` has run the code an
+ * ordinary run runs first, so that the bytecode of those functions (V8
+ * compiles a function when it is first called) is in the cache too.
+ */
+export function writeCodeCache(file: string, cacheFile: string, warm: (exports: unknown) => void): void {
+  const loaded = loadCommonJs(file, undefined);
+  warm(loaded.exports);
+  const data = loaded.script.createCachedData();
+  const header: Header = {
+    format: FORMAT,
+    node: process.version,
+    arch: process.arch,
+    source_sha256: sha256(readFileSync(file, 'utf8')),
+    cache_sha256: sha256(data),
+  };
+  writeFileSync(cacheFile, Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'), data]));
+}
