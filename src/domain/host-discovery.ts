@@ -11,12 +11,6 @@ export interface DiscoveryCandidate {
   readonly host: string;
 }
 
-export interface MappingMatch {
-  readonly candidate: string;
-  readonly host: string;
-  readonly cellId: number;
-}
-
 export interface HostClassification {
   /** Hosts with no mapping at all, exact strings, in first-seen order. */
   readonly unmapped: readonly string[];
@@ -26,20 +20,20 @@ export interface HostClassification {
   readonly elsewhere: ReadonlyMap<string, number>;
 }
 
-export function classifyHosts(hosts: readonly string[], matches: readonly MappingMatch[], cellId: number): HostClassification {
-  const found = new Map<string, number>();
-  for (const m of matches) if (!found.has(m.candidate)) found.set(m.candidate, m.cellId);
+/** `mappedTo`: each candidate host string that has a mapping → that mapping's cell id (the database matched them). */
+export function classifyHosts(hosts: readonly string[], mappedTo: ReadonlyMap<string, number>, cellId: number): HostClassification {
   const unmapped: string[] = [];
+  const unmappedSeen = new Set<string>();
   const inCell = new Set<string>();
   const elsewhere = new Map<string, number>();
-  const seen = new Set<string>();
   for (const host of hosts) {
-    if (seen.has(host)) continue;
-    seen.add(host);
-    const mappedTo = found.get(host);
-    if (mappedTo === undefined) unmapped.push(host);
-    else if (mappedTo === cellId) inCell.add(host);
-    else elsewhere.set(host, mappedTo);
+    const cell = mappedTo.get(host);
+    if (cell === undefined) {
+      if (unmappedSeen.has(host)) continue;
+      unmappedSeen.add(host);
+      unmapped.push(host);
+    } else if (cell === cellId) inCell.add(host);
+    else elsewhere.set(host, cell);
   }
   return { unmapped, inCell, elsewhere };
 }
@@ -73,15 +67,20 @@ export function selectNodesToMark(candidates: readonly DiscoveryCandidate[], map
 /**
  * Bug 2085135: a live node with mapped = 1 whose host has no mapping is
  * invisible to nova's node path. Keep the lowest-id node of each such host so
- * it can be treated as a candidate.
+ * it can be treated as a candidate. Nodes come by id; those without a host
+ * are left out.
  */
-export function firstNodePerHost(nodes: readonly DiscoveryCandidate[]): DiscoveryCandidate[] {
+export function firstNodePerHost<T extends { readonly host: string | null }>(nodes: readonly T[]): Array<T & { readonly host: string }> {
   const seen = new Set<string>();
-  const out: DiscoveryCandidate[] = [];
+  const out: Array<T & { readonly host: string }> = [];
   for (const n of nodes) {
-    if (seen.has(n.host)) continue;
+    if (!hasHost(n) || seen.has(n.host)) continue;
     seen.add(n.host);
     out.push(n);
   }
   return out;
+}
+
+function hasHost<T extends { readonly host: string | null }>(n: T): n is T & { readonly host: string } {
+  return n.host !== null;
 }

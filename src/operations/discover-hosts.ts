@@ -6,8 +6,8 @@
 import type { Knex } from 'knex';
 import type { Database, Dialect } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
-import { findHostMappings, insertHostMappings, readExactHostMappings, type ExactHostMappings, type HostMappingMatch } from '../db/api/host-mappings.js';
-import { listMappedComputeNodes, listUnmappedComputeNodes, markComputeNodesMapped, type NodeRef } from '../db/cell/compute-nodes.js';
+import { cellIdByCandidate, findHostMappings, insertHostMappings, readExactHostMappings, type ExactHostMappings } from '../db/api/host-mappings.js';
+import { listMappedComputeNodeHosts, listUnmappedComputeNodes, markComputeNodesMapped, readLiveComputeNodes, type NodeRef } from '../db/cell/compute-nodes.js';
 import { listComputeServiceHosts, type ServiceHostRow } from '../db/cell/services.js';
 import { BATCH_SIZE, chunk } from '../db/batches.js';
 import { isDuplicateKeyError } from '../db/driver-errors.js';
@@ -95,15 +95,45 @@ export async function discoverHosts(deployment: Deployment, options: DiscoverOpt
 }
 
 /** Looks up the mappings of candidate hosts; see readExactHostMappings for when the whole table is read once. */
-type HostMappingLookup = (hosts: readonly string[]) => Promise<HostMappingMatch[]>;
+interface HostMappingLookup {
+  /** Each of these hosts that has a mapping → its cell id. */
+  find(hosts: readonly string[]): Promise<Map<string, number>>;
+  /** The hosts, of these distinct ones, that have no mapping, in their order. */
+  unmapped(hosts: readonly string[]): Promise<string[]>;
+}
 
 function hostMappingLookup(api: Database): HostMappingLookup {
   let exact: Promise<ExactHostMappings> | undefined;
-  return async (hosts) => {
-    if (api.dialect !== 'mysql' || hosts.length <= BATCH_SIZE) return findHostMappings(api.knex, api.dialect, hosts);
-    exact ??= readExactHostMappings(api.knex);
-    return findHostMappings(api.knex, api.dialect, hosts, await exact);
+  const wholeTable = (hosts: readonly string[]): Promise<ExactHostMappings> | undefined =>
+    api.dialect !== 'mysql' || hosts.length <= BATCH_SIZE ? undefined : (exact ??= readExactHostMappings(api.knex));
+  return {
+    async find(hosts) {
+      const known = wholeTable(hosts);
+      if (known === undefined) return cellIdByCandidate(await findHostMappings(api.knex, api.dialect, hosts));
+      const exact = await known;
+      const out = new Map<string, number>();
+      const rest: string[] = [];
+      for (const h of hosts) {
+        const cellId = exact.get(h);
+        if (cellId === undefined) rest.push(h);
+        else out.set(h, cellId);
+      }
+      return rest.length === 0 ? out : cellIdByCandidate(await findHostMappings(api.knex, api.dialect, rest), out);
+    },
+    async unmapped(hosts) {
+      // A host spelled exactly as a stored mapping is that mapping (see
+      // findHostMappings); only the others go to the database.
+      const known = wholeTable(hosts);
+      const rest = known === undefined ? hosts : hosts.filter(isUnknownTo(await known));
+      if (rest.length === 0) return [];
+      const found = cellIdByCandidate(await findHostMappings(api.knex, api.dialect, rest));
+      return rest.filter((h) => !found.has(h));
+    },
   };
+}
+
+function isUnknownTo(known: ExactHostMappings): (host: string) => boolean {
+  return (host) => !known.has(host);
 }
 
 async function discoverInCell(
@@ -123,17 +153,18 @@ async function discoverInCell(
   } else {
     // Bug 2085135: nodes flagged mapped = 1 whose host lost its mapping are
     // candidates too, so the host gets mapped again.
-    const claimed = firstNodePerHost(withHost(await listMappedComputeNodes(cellDb.knex)).nodes);
-    const claimedMatches = await lookup(claimed.map((c) => c.host));
-    const matchedHosts = new Set(claimedMatches.map((m) => m.candidate));
-    const lost = claimed.filter((c) => !matchedHosts.has(c.host));
+    const claimed = firstNodePerHost(await listMappedComputeNodeHosts(cellDb.knex));
+    const lostHosts = new Set(await lookup.unmapped(claimed.map((c) => c.host)));
+    const lost = lostHosts.size === 0 ? [] : withHost(await readLiveComputeNodes(cellDb.knex, claimed.filter((c) => lostHosts.has(c.host)).map((c) => Number(c.id)))).nodes;
     candidates = [...unmappedNodes.nodes, ...lost].sort((a, b) => a.id - b.id);
   }
 
   const candidateHosts = candidates.map((c) => c.host);
   const nodeHosts = unmappedNodes.nodes.map((n) => n.host);
-  const matches = await lookup([...new Set([...candidateHosts, ...nodeHosts])]);
-  const classification = classifyHosts(candidateHosts, matches, cell.id);
+  const lookedUp = new Set(candidateHosts);
+  for (const h of nodeHosts) lookedUp.add(h);
+  const mappedTo = await lookup.find([...lookedUp]);
+  const classification = classifyHosts(candidateHosts, mappedTo, cell.id);
 
   const now = utcNowString();
   const outcome = options.dryRun
@@ -143,7 +174,7 @@ async function discoverInCell(
   const elsewhere = new Map([...classification.elsewhere, ...outcome.elsewhere]);
   // Which of the unmapped nodes' hosts now map to this cell: the ones already
   // there, the ones just created, and the ones a concurrent run created.
-  const nodeClass = classifyHosts(nodeHosts, matches, cell.id);
+  const nodeClass = classifyHosts(nodeHosts, mappedTo, cell.id);
   const mappedHere = new Set<string>([...nodeClass.inCell, ...outcome.created, ...outcome.sameCell]);
   const toMark = selectNodesToMark(unmappedNodes.nodes, mappedHere);
   const nodesMarked = options.dryRun || toMark.length === 0 ? toMark.length : await markComputeNodesMapped(cellDb.knex, toMark, now);
@@ -165,9 +196,8 @@ async function discoverInCell(
 /** Services whose host has no mapping after the run, and that this run did not map (a dry run's would-be mappings included). */
 async function listUnmappedServices(lookup: HostMappingLookup, services: readonly ServiceHostRow[], created: readonly string[]): Promise<string[]> {
   const hosts = [...new Set(services.map((s) => s.host).filter((h): h is string => h !== null))];
-  const found = new Set((await lookup(hosts)).map((m) => m.candidate));
   const mappedNow = new Set(created);
-  return hosts.filter((h) => !found.has(h) && !mappedNow.has(h));
+  return (await lookup.unmapped(hosts)).filter((h) => !mappedNow.has(h));
 }
 
 function withHost(nodes: readonly NodeRef[]): { nodes: DiscoveryCandidate[]; withoutHost: number } {
@@ -208,9 +238,7 @@ async function createMappings(api: Knex, dialect: Dialect, cellId: number, hosts
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
-    const existing = await findHostMappings(api, dialect, batch);
-    const taken = new Map<string, number>();
-    for (const m of existing) if (!taken.has(m.candidate)) taken.set(m.candidate, m.cellId);
+    const taken = cellIdByCandidate(await findHostMappings(api, dialect, batch));
     const rest = batch.filter((h) => !taken.has(h));
     for (const [host, owner] of taken) {
       if (owner === cellId) out.sameCell.push(host);

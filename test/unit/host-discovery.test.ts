@@ -5,11 +5,11 @@ const cand = (id: number, host: string, uuid: string | null = `uuid-${id}`) => (
 
 describe('classifyHosts', () => {
   it('splits hosts into unmapped (in order), mapped here and mapped elsewhere', () => {
-    const matches = [
-      { candidate: 'b', host: 'B', cellId: 2 },
-      { candidate: 'c', host: 'c', cellId: 3 },
-    ];
-    const r = classifyHosts(['a', 'b', 'c', 'a', 'd'], matches, 2);
+    const mappedTo = new Map([
+      ['b', 2],
+      ['c', 3],
+    ]);
+    const r = classifyHosts(['a', 'b', 'c', 'a', 'd', 'c', 'b'], mappedTo, 2);
     expect(r.unmapped).toEqual(['a', 'd']);
     expect([...r.inCell]).toEqual(['b']);
     expect([...r.elsewhere]).toEqual([['c', 3]]);

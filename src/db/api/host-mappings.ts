@@ -54,6 +54,12 @@ export async function findHostMappings(db: Knex, dialect: Dialect, hosts: readon
   return [...found, ...results.flat()];
 }
 
+/** Each candidate of `matches` → the cell id of its (first) mapping, added to `into`. */
+export function cellIdByCandidate(matches: readonly HostMappingMatch[], into: Map<string, number> = new Map()): Map<string, number> {
+  for (const m of matches) if (!into.has(m.candidate)) into.set(m.candidate, m.cellId);
+  return into;
+}
+
 /** Stored host (exactly as written) → cell id. */
 export type ExactHostMappings = ReadonlyMap<string, number>;
 
@@ -69,7 +75,9 @@ export type ExactHostMappings = ReadonlyMap<string, number>;
  */
 export async function readExactHostMappings(db: Knex): Promise<ExactHostMappings> {
   const rows: Array<{ host: string; cell_id: number }> = await db('host_mappings').select('host', 'cell_id');
-  return new Map(rows.map((r) => [String(r.host), Number(r.cell_id)]));
+  const out = new Map<string, number>();
+  for (const r of rows) out.set(String(r.host), Number(r.cell_id));
+  return out;
 }
 
 async function findBatch(db: Knex, dialect: Dialect, batch: readonly string[]): Promise<HostMappingMatch[]> {

@@ -15,9 +15,23 @@ export async function listUnmappedComputeNodes(db: Knex): Promise<NodeRef[]> {
   return db('compute_nodes').select('id', 'uuid', 'host').where('deleted', 0).andWhere('mapped', '<', 1).orderBy('id');
 }
 
-/** Live nodes that claim to be mapped; checked for bug 2085135 (mapped = 1 without a host mapping). */
-export async function listMappedComputeNodes(db: Knex): Promise<NodeRef[]> {
-  return db('compute_nodes').select('id', 'uuid', 'host').where('deleted', 0).andWhere('mapped', '>=', 1).orderBy('id');
+/**
+ * Live nodes that claim to be mapped, by id, without their uuid; checked for
+ * bug 2085135 (mapped = 1 without a host mapping). Every node is read on
+ * every run, and the uuids were most of the bytes (issue 20): the few nodes
+ * that turn out to need one are read again by readLiveComputeNodes.
+ */
+export async function listMappedComputeNodeHosts(db: Knex): Promise<Array<{ readonly id: number; readonly host: string | null }>> {
+  return db('compute_nodes').select('id', 'host').where('deleted', 0).andWhere('mapped', '>=', 1).orderBy('id');
+}
+
+/** The given nodes that are still live, by id. */
+export async function readLiveComputeNodes(db: Knex, ids: readonly number[]): Promise<NodeRef[]> {
+  const out: NodeRef[] = [];
+  for (const batch of chunk(ids)) {
+    out.push(...((await db('compute_nodes').select('id', 'uuid', 'host').whereIn('id', batch).andWhere('deleted', 0)) as NodeRef[]));
+  }
+  return out.sort((a, b) => Number(a.id) - Number(b.id));
 }
 
 /**
