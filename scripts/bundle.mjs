@@ -9,9 +9,10 @@
 //
 // Chunks, not one file (issue 20): the entry (main.ts, the process
 // boundary), the dispatcher (imported by main.ts unless it answers
-// `--version` itself), and the registry with every command and what they
-// run, which the dispatcher imports only once a command is found: `help`
-// and the dispatcher's errors use the command index written in below.
+// `--version` itself), and one chunk per command module with the chunks the
+// commands share, of which the dispatcher imports only the command it found
+// (src/dispatch/command-modules.ts): `help` and the dispatcher's errors use
+// the command index written in below.
 //
 // knex and mysql2 are bundled too, into a CommonJS file of their own,
 // dist/src/bundle/db-drivers.cjs, which src/db/knex-factory.ts requires on

@@ -36,12 +36,12 @@ export interface LoadedModule {
   readonly script: Script;
 }
 
-function sha256(data: string | Buffer): string {
+function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
 /** The cache's bytes when its header matches this Node.js and this source; why not otherwise. */
-function readCache(cacheFile: string, source: string): Buffer | 'mismatch' | 'absent' {
+function readCache(cacheFile: string, source: Buffer): Buffer | 'mismatch' | 'absent' {
   let raw: Buffer;
   try {
     raw = readFileSync(cacheFile);
@@ -68,9 +68,11 @@ function readCache(cacheFile: string, source: string): Buffer | 'mismatch' | 'ab
  * not entered in require.cache: callers load it once and keep its exports.
  */
 export function loadCommonJs(file: string, cacheFile: string | undefined): LoadedModule {
-  const source = readFileSync(file, 'utf8');
-  const cached = cacheFile === undefined ? 'absent' : readCache(cacheFile, source);
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  // Read as bytes: hashing them is five times cheaper than hashing the
+  // string (which would be encoded to UTF-8 again).
+  const bytes = readFileSync(file);
+  const cached = cacheFile === undefined ? 'absent' : readCache(cacheFile, bytes);
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${bytes.toString('utf8')}\n})`, {
     filename: file,
     ...(Buffer.isBuffer(cached) ? { cachedData: cached } : {}),
     // import() inside the file behaves as in any module (Node.js 20.12 and later).
@@ -96,7 +98,7 @@ export function writeCodeCache(file: string, cacheFile: string, warm: (exports: 
     format: FORMAT,
     node: process.version,
     arch: process.arch,
-    source_sha256: sha256(readFileSync(file, 'utf8')),
+    source_sha256: sha256(readFileSync(file)),
     cache_sha256: sha256(data),
   };
   writeFileSync(cacheFile, Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'), data]));

@@ -15,6 +15,7 @@ import { renderCommandHelpFooter, renderTopLevelHelp, type CommandSummary } from
 import { reportError } from '../cli/report-error.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
 import { findCommand, loadCommandIndex } from './command-index.js';
+import { loadCommandSpec } from './command-modules.js';
 import { VERSION, VERSION_ARGUMENTS } from '../cli/version.js';
 import { renderStats } from '../cli/stats.js';
 import { loadColour } from '../cli/colour.js';
@@ -67,8 +68,9 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
       throw new ReconcileError('usage', `unknown command "${words}"`, { hint: 'run `nova-reconcile --help` for the list of commands' });
     }
     family = found.family;
-    const spec = findCommand((await import('./registry.js')).COMMANDS, found.path);
-    if (spec === undefined || spec.path.length !== found.path.length) throw new Error(`the command index names ${found.path.join(' ')}, which the registry does not hold`);
+    // Only this command's module is loaded (command-modules.ts).
+    const spec = await loadCommandSpec(found.path);
+    if (spec === undefined) throw new Error(`the command index names ${found.path.join(' ')}, which no command module holds`);
     const longOptions = longOptionNames(spec);
     // After the command words, --verbose is the command's own where it has one (nova-manage's meaning), else oslo.log's.
     const afterCommand = rest.slice(spec.path.length).filter((a) => longOptions.includes('--verbose') || a !== '--verbose');
