@@ -5,28 +5,31 @@
 // With the cache V8 takes the bytecode it wrote at build time instead.
 //
 // The cache is only ever an optimisation. It is used when its header says it
-// was written by this Node.js build for this exact source and its bytes are
-// the ones the header hashes; anything else (another Node.js, a rebuilt or
-// edited bundle, a damaged or missing file) compiles the source as if there
-// were no cache, and V8 still refuses a cache it did not write itself. Nothing
-// is written at run time: the CLI may run from a read-only install.
+// was written by a V8 that takes it (v8.cachedDataVersionTag(): V8's version,
+// its flags and the CPU's features) for this exact source, and its bytes are
+// the ones the header hashes; anything else (another Node.js, V8 flags in
+// NODE_OPTIONS, a rebuilt or edited bundle, a damaged or missing file)
+// compiles the source as if there were no cache, and V8 still refuses a cache
+// it did not write itself. Nothing is written at run time: the CLI may run
+// from a read-only install.
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
+import { cachedDataVersionTag } from 'node:v8';
 import { Script, constants as vmConstants } from 'node:vm';
 
-const FORMAT = 'nova-reconcile-code-cache/1';
+const FORMAT = 'nova-reconcile-code-cache/2';
 
 interface Header {
   readonly format: string;
-  readonly node: string;
-  readonly arch: string;
+  /** v8.cachedDataVersionTag() of the V8 that wrote the cache. */
+  readonly v8_tag: number;
   readonly source_sha256: string;
   readonly cache_sha256: string;
 }
 
-/** What became of the cache: used, refused by V8, not written for this source or Node.js, or not there. */
+/** What became of the cache: used, refused by V8, not written for this source or this V8, or not there. */
 export type CodeCacheUse = 'accepted' | 'rejected' | 'mismatch' | 'absent';
 
 export interface LoadedModule {
@@ -56,7 +59,7 @@ function readCache(cacheFile: string, source: Buffer): Buffer | 'mismatch' | 'ab
   } catch {
     return 'mismatch';
   }
-  if (header.format !== FORMAT || header.node !== process.version || header.arch !== process.arch) return 'mismatch';
+  if (header.format !== FORMAT || header.v8_tag !== cachedDataVersionTag()) return 'mismatch';
   const data = raw.subarray(newline + 1);
   if (header.cache_sha256 !== sha256(data) || header.source_sha256 !== sha256(source)) return 'mismatch';
   return data;
@@ -96,8 +99,7 @@ export function writeCodeCache(file: string, cacheFile: string, warm: (exports: 
   const data = loaded.script.createCachedData();
   const header: Header = {
     format: FORMAT,
-    node: process.version,
-    arch: process.arch,
+    v8_tag: cachedDataVersionTag(),
     source_sha256: sha256(readFileSync(file)),
     cache_sha256: sha256(data),
   };

@@ -1,6 +1,6 @@
 // The V8 code cache of the drivers' bundle (src/db/code-cache.ts) is only an
-// optimisation: a cache that does not belong to the source, to this Node.js
-// or to V8's flags is never used, and the module loads all the same. Each load
+// optimisation: a cache that does not belong to the source, or to this V8
+// and its flags, is never used, and the module loads all the same. Each load
 // runs in a fresh `node` (an isolate that compiled the source once would
 // take it from its own in-memory cache, not from the file).
 import { execFileSync } from 'node:child_process';
@@ -56,7 +56,7 @@ describe('loadCommonJs and its code cache', () => {
     expect(load()).toMatchObject({ cache: 'mismatch', add: 6 });
   });
 
-  it('ignores a damaged cache, another Node.js, and a file that is no cache', () => {
+  it('ignores a damaged cache, one of another V8, and a file that is no cache', () => {
     writeCache();
     const good = readFileSync(CACHE);
     const newline = good.indexOf(0x0a);
@@ -70,15 +70,26 @@ describe('loadCommonJs and its code cache', () => {
     expect(load()).toMatchObject({ cache: 'mismatch', add: 5 });
 
     const header = JSON.parse(good.subarray(0, newline).toString('utf8')) as Record<string, string>;
-    writeFileSync(CACHE, Buffer.concat([Buffer.from(`${JSON.stringify({ ...header, node: 'v0.0.1' })}\n`), good.subarray(newline + 1)]));
+    writeFileSync(CACHE, Buffer.concat([Buffer.from(`${JSON.stringify({ ...header, v8_tag: 12345 })}\n`), good.subarray(newline + 1)]));
     expect(load()).toMatchObject({ cache: 'mismatch', add: 5 });
 
     writeFileSync(CACHE, 'not a cache');
     expect(load()).toMatchObject({ cache: 'mismatch', add: 5 });
   });
 
-  it('V8 refuses a cache written under other flags, and the module still loads', () => {
+  it('a cache written under other V8 flags is not offered to V8, and the module still loads', () => {
     writeCache();
+    expect(load(['--max-old-space-size=200'])).toMatchObject({ cache: 'mismatch', add: 5 });
+  });
+
+  it('V8 refusing a cache it is offered is no failure either', () => {
+    writeCache();
+    // A header that claims the other flags' V8: V8 itself checks its flags and refuses.
+    const good = readFileSync(CACHE);
+    const newline = good.indexOf(0x0a);
+    const header = JSON.parse(good.subarray(0, newline).toString('utf8')) as Record<string, unknown>;
+    const tag = Number(node("import { cachedDataVersionTag } from 'node:v8'; process.stdout.write(String(cachedDataVersionTag()));", ['--max-old-space-size=200']));
+    writeFileSync(CACHE, Buffer.concat([Buffer.from(`${JSON.stringify({ ...header, v8_tag: tag })}\n`), good.subarray(newline + 1)]));
     expect(load(['--max-old-space-size=200'])).toMatchObject({ cache: 'rejected', add: 5 });
   });
 });
