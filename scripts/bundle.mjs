@@ -32,9 +32,42 @@
 // the compiled migrations two folders up from its own module URL, then
 // migrations/. Unbundled that URL is in dist/src/db/, bundled in
 // dist/src/bundle/: both lead to dist/migrations.
-import { rmSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
+
+// db-drivers.cjs holds other projects' code (knex, mysql2, lodash and the
+// rest of their dependencies), whose licenses ask that their notices go
+// with every copy: the build writes them beside it, one section per
+// package, from each package's own LICENSE file, and fails when a bundled
+// package has none (test/package/pack-install.test.ts checks the packed
+// file).
+function bundledPackages(metafile) {
+  const roots = new Set();
+  for (const input of Object.keys(metafile.inputs)) {
+    const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input.replaceAll('\\', '/'));
+    if (m !== null) roots.add(m[1]);
+  }
+  return [...roots].sort();
+}
+
+function writeLicenses(metafile, outfile) {
+  const sections = bundledPackages(metafile).map((root) => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const file = readdirSync(root).find((f) => /^licen[cs]e(\.(md|txt|markdown))?$/i.test(f));
+    if (file === undefined) throw new Error(`bundle: ${pkg.name} ${pkg.version} (${root}) has no LICENSE file to ship with db-drivers.cjs`);
+    const license = typeof pkg.license === 'string' ? pkg.license : 'see below';
+    // An Apache-2.0 package's NOTICE file goes with it too (none of today's has one).
+    const notice = readdirSync(root).find((f) => /^notice(\.(md|txt))?$/i.test(f));
+    const texts = [file, ...(notice === undefined ? [] : [notice])].map((f) => readFileSync(join(root, f), 'utf8').trim());
+    return `== ${pkg.name} ${pkg.version} (${license}) ==\n\n${texts.join('\n\n')}\n`;
+  });
+  writeFileSync(
+    outfile,
+    `db-drivers.cjs, beside this file, bundles the code of the packages below (minified, with the\n` +
+      `database dialects nova-reconcile does not open left out). Each package's license follows.\n\n${sections.join('\n')}`,
+  );
+}
 
 // The dispatcher's command index (src/dispatch/command-index.ts), computed
 // from tsc's output of the registry and written into the bundle as a
@@ -47,7 +80,7 @@ const COMMAND_INDEX = JSON.stringify(commandIndex(COMMANDS));
 // No chunk of an earlier build may stay behind (npm pack ships the folder).
 rmSync('dist/src/bundle', { recursive: true, force: true });
 const USED_DIALECTS = new Set(['mysql2', 'mysql', 'better-sqlite3', 'sqlite3']);
-await build({
+const drivers = await build({
   stdin: { contents: "module.exports = require('knex');", resolveDir: process.cwd(), sourcefile: 'db-drivers.cjs', loader: 'js' },
   outfile: 'dist/src/bundle/db-drivers.cjs',
   bundle: true,
@@ -61,7 +94,10 @@ await build({
   minifySyntax: true,
   keepNames: true,
   logLevel: 'warning',
+  // The licenses of the bundled packages are written beside the file instead
+  // (writeLicenses below): most of them carry no legal comment to keep.
   legalComments: 'none',
+  metafile: true,
   plugins: [
     {
       name: 'unused-knex-dialects',
@@ -79,6 +115,7 @@ await build({
     },
   ],
 });
+writeLicenses(drivers.metafile, 'dist/src/bundle/db-drivers.cjs.LICENSES.txt');
 await build({
   entryPoints: { 'nova-reconcile': 'dist/src/main.js' },
   outdir: 'dist/src/bundle',

@@ -76,6 +76,21 @@ describe('db-drivers.cjs', () => {
     }
   });
 
+  it('ships with the license of every package whose code it holds', () => {
+    // The bundle names each module it holds by its path in node_modules.
+    const held = new Set<string>();
+    for (const m of readFileSync(DRIVERS, 'utf8').matchAll(/"node_modules\/([^"]+)"/g)) {
+      const last = (m[1] as string).split('/node_modules/').pop() as string;
+      const parts = last.split('/');
+      held.add(last.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] as string));
+    }
+    expect([...held]).toEqual(expect.arrayContaining(['knex', 'mysql2', 'lodash', 'iconv-lite', 'tarn']));
+    const notices = readFileSync(`${DRIVERS}.LICENSES.txt`, 'utf8');
+    const sections = new Map([...notices.matchAll(/^== (\S+) \S+ \(([^)]+)\) ==\n\n([\s\S]*?)(?=\n== |(?![\s\S]))/gm)].map((m) => [m[1] as string, m[3] as string]));
+    expect([...sections.keys()].sort()).toEqual([...held].sort());
+    for (const [name, text] of sections) expect(text, name).toMatch(/Permission is hereby granted|Apache License|ISC License|BSD/);
+  });
+
   it('holds the dialects nova-reconcile opens; any other says it is not part of it', () => {
     const knex = createRequire(import.meta.url)(DRIVERS) as (config: object) => { destroy(): Promise<void> };
     expect(() => knex({ client: 'pg' })).toThrow("knex's postgres dialect is not part of nova-reconcile");

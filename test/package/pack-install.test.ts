@@ -68,7 +68,7 @@ function installed(bin: string, args: readonly string[], extraEnv: Record<string
 
 describe('npm pack', () => {
   it('ships the CLI, its JS migrations, the man page, the JSON schemas, README, LICENSE and package.json, and nothing else', () => {
-    const allowed = /^(bin\/nova-reconcile|dist\/src\/.+\.js|dist\/src\/bundle\/(nova-reconcile|chunk-[A-Za-z0-9]+)\.mjs|dist\/src\/bundle\/db-drivers\.cjs(\.v8-cache)?|dist\/migrations\/.+\.js|man\/nova-reconcile\.1|schemas\/[a-z0-9_-]+\.schema\.json|README\.md|LICENSE|package\.json)$/;
+    const allowed = /^(bin\/nova-reconcile|dist\/src\/.+\.js|dist\/src\/bundle\/(nova-reconcile|chunk-[A-Za-z0-9]+)\.mjs|dist\/src\/bundle\/db-drivers\.cjs(\.v8-cache|\.LICENSES\.txt)?|dist\/migrations\/.+\.js|man\/nova-reconcile\.1|schemas\/[a-z0-9_-]+\.schema\.json|README\.md|LICENSE|package\.json)$/;
     expect(packedFiles.filter((f) => !allowed.test(f))).toEqual([]);
     for (const f of [
       'bin/nova-reconcile',
@@ -76,6 +76,7 @@ describe('npm pack', () => {
       'dist/src/bundle/nova-reconcile.mjs',
       'dist/src/bundle/db-drivers.cjs',
       'dist/src/bundle/db-drivers.cjs.v8-cache',
+      'dist/src/bundle/db-drivers.cjs.LICENSES.txt',
       'dist/migrations/ddl.js',
       'dist/migrations/api/0001_nova_api_zed.js',
       'dist/migrations/cell/0001_nova_cell_zed.js',
