@@ -54,16 +54,19 @@ export function loadConfig(args: LoadConfigArgs): NovaConfig {
   const reportInterval = readInteger(lookup, { group: 'DEFAULT', key: 'report_interval', default: 10 }, problems);
   const configuredDownTime = readInteger(lookup, { group: 'DEFAULT', key: 'service_down_time', default: 60 }, problems);
   const reconcile = readReconcileSettings(lookup, args, problems);
-  const ironic = readIronicSettings(lookup, problems);
-  const ironicPartitions = readPartitions(lookup, problems);
-  const ironicShard = readShard(lookup, problems);
+  // [ironic] and ironic_partitions are checked as strictly, but only a
+  // command that uses them fails on them: a nova.conf whose [ironic] names
+  // an auth plugin we do not read (v3oidcpassword, say) still runs
+  // discover_hosts, as it does with nova-manage, which reads [ironic] only
+  // where it talks to Ironic.
+  const ironicProblems: string[] = [];
+  const ironic = readIronicSettings(lookup, ironicProblems);
+  const ironicPartitions = readPartitions(lookup, ironicProblems);
+  const ironicShard = readShard(lookup, ironicProblems);
 
-  if (problems.length > 0) {
-    const message = problems.length === 1 ? (problems[0] ?? '') : `${problems.length} invalid configuration values: ${problems.join('; ')}`;
-    throw new ReconcileError('config', message, { hint: 'fix the values named above' });
-  }
+  if (problems.length > 0) throw configError(problems);
 
-  return Object.freeze({
+  const config: NovaConfig = Object.freeze({
     files: Object.freeze(files.map((file) => file.path)),
     get,
     apiDatabaseConnection: get('api_database', 'connection'),
@@ -79,6 +82,26 @@ export function loadConfig(args: LoadConfigArgs): NovaConfig {
         ? reconcile
         : Object.freeze({ ...reconcile, ...(ironicPartitions === undefined ? {} : { ironicPartitions }), ...(ironicShard === undefined ? {} : { ironicShard }) }),
   });
+  return ironicProblems.length === 0 ? config : failingOnIronic(config, configError(ironicProblems));
+}
+
+function configError(problems: readonly string[]): ReconcileError {
+  const message = problems.length === 1 ? (problems[0] ?? '') : `${problems.length} invalid configuration values: ${problems.join('; ')}`;
+  return new ReconcileError('config', message, { hint: 'fix the values named above' });
+}
+
+/**
+ * The configuration with its Ironic settings (`ironic`, and `reconcile`'s
+ * `ironicPartitions` and `ironicShard`) replaced by getters that throw
+ * `error`: whatever reads them (the snapshot reader, the Ironic node list)
+ * stops there, before any change, with the error loadConfig would have
+ * thrown; everything else reads the configuration as usual.
+ */
+function failingOnIronic(config: NovaConfig, error: ReconcileError): NovaConfig {
+  const fail = { get: (): never => { throw error; }, enumerable: true };
+  const reconcile = Object.freeze(Object.defineProperties({ ...config.reconcile }, { ironicPartitions: fail, ironicShard: fail }));
+  const { ironic: _ironic, ...rest } = config;
+  return Object.freeze(Object.defineProperties({ ...rest, reconcile }, { ironic: fail }) as NovaConfig);
 }
 
 /**

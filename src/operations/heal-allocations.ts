@@ -86,7 +86,7 @@ export async function runHealAllocations(deployment: Deployment, options: HealRu
   const plan = async (): Promise<HealPlan> => {
     const live = cells.filter((c) => !c.isCell0);
     const onlyCell = live.length === 1 && live[0] !== undefined && cells.length === 1 ? live[0].uuid : undefined;
-    const snapshot = await readSnapshot(deployment, { placement: true, ...(onlyCell === undefined ? {} : { cellUuid: onlyCell }) });
+    const snapshot = await readSnapshot(deployment, { placement: true, ironicSettings: false, ...(onlyCell === undefined ? {} : { cellUuid: onlyCell }) });
     const placementDb = await deployment.placement();
     const [resourceClassIds, projects, users] = await Promise.all([
       readResourceClassIds(placementDb.knex),

@@ -17,7 +17,7 @@ export interface HostMappingScope {
 /** The snapshot and the cell's uuid as cell_mappings spells it (from a uuid or a name); an unknown cell is refused before anything is read. */
 async function readFor(deployment: Deployment, cellUuid: string | undefined): Promise<{ snapshot: Snapshot; cell: string | undefined }> {
   const cell = cellUuid === undefined ? undefined : await resolveCellArgument(deployment, cellUuid);
-  return { snapshot: await readSnapshot(deployment, { placement: false }), cell };
+  return { snapshot: await readSnapshot(deployment, { placement: false, ironicSettings: false }), cell };
 }
 
 export async function planHostMappingPrune(deployment: Deployment, scope: HostMappingScope): Promise<Plan> {

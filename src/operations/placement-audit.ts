@@ -53,7 +53,7 @@ export type PlacementAuditResult =
 
 export async function runPlacementAudit(deployment: Deployment, options: PlacementAuditRunOptions): Promise<PlacementAuditResult> {
   const audit = async (): Promise<PlacementAuditReport> =>
-    auditPlacementAllocations(await readSnapshot(deployment, { placement: true, requireServices: false }), { providerUuid: options.providerUuid, allResourceClasses: options.allResourceClasses });
+    auditPlacementAllocations(await readSnapshot(deployment, { placement: true, requireServices: false, ironicSettings: false }), { providerUuid: options.providerUuid, allResourceClasses: options.allResourceClasses });
   if (!options.delete) {
     const report = await audit();
     if (report.kind === 'unknown-provider') return report;

@@ -51,6 +51,14 @@ export interface ReadSnapshotOptions {
   readonly requireServices?: boolean;
   /** Progress lines ("reading cell 'cell1' (mysql://host:3306/nova_cell1)…"), for stderr. */
   readonly progress?: (line: string) => void;
+  /**
+   * Take nova.conf's Ironic partitions and shard into the snapshot (default
+   * true): reading them fails on a bad [ironic] (load-config.ts,
+   * failingOnIronic), so the commands nova-manage also has, which judge no
+   * node by its conductor group (prune_host_mappings, discover_hosts --remap,
+   * placement heal_allocations and audit), say false.
+   */
+  readonly ironicSettings?: boolean;
 }
 
 interface CellPart {
@@ -114,9 +122,13 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     placement,
     ironicNodes,
     ...(ironic === undefined ? {} : { ironicOrigin: ironic.origin }),
-    ...(deployment.config.reconcile.ironicPartitions === undefined ? {} : { ironicPartitions: deployment.config.reconcile.ironicPartitions }),
-    ...(deployment.config.reconcile.ironicShard === undefined ? {} : { ironicShard: deployment.config.reconcile.ironicShard }),
+    ...(options.ironicSettings === false ? {} : ironicSettingsOf(deployment.config.reconcile)),
   };
+}
+
+function ironicSettingsOf(reconcile: Deployment['config']['reconcile']): Pick<Snapshot, 'ironicPartitions' | 'ironicShard'> {
+  const { ironicPartitions, ironicShard } = reconcile;
+  return { ...(ironicPartitions === undefined ? {} : { ironicPartitions }), ...(ironicShard === undefined ? {} : { ironicShard }) };
 }
 
 /**

@@ -176,24 +176,36 @@ describe('partitions and [ironic] from nova.conf', () => {
     expect(c.ironic).toMatchObject({ auth: { type: 'none' }, endpointOverride: 'http://ironic:6385', apiMaxRetries: 60, apiRetryInterval: 2, validInterfaces: ['internal', 'public'] });
   });
 
-  it('reports a conflict, a partition_key without peer_list, and a bad entry, all at once', () => {
-    expect(() => load('[ironic]\npartition_key = cg-a\n[nova_reconcile]\nironic_partitions = cg-a: x; nope\n')).toThrow(
-      /2 invalid configuration values: .*"nope" is not GROUP: HOST,HOST; \[ironic\] partition_key needs peer_list/,
-    );
-    expect(() => load('[ironic]\nauth_type = none\nendpoint_override = http://i:6385\npartition_key = cg-a\npeer_list = h2\n[nova_reconcile]\nironic_partitions = cg-a: h1\n')).toThrow(
+  it('reports a conflict, a partition_key without peer_list, and a bad entry, all at once, to whatever reads them', () => {
+    const bad = load('[ironic]\npartition_key = cg-a\n[nova_reconcile]\nironic_partitions = cg-a: x; nope\n');
+    for (const read of [() => bad.reconcile.ironicPartitions, () => bad.reconcile.ironicShard, () => bad.ironic]) {
+      expect(read).toThrow(/2 invalid configuration values: .*"nope" is not GROUP: HOST,HOST; \[ironic\] partition_key needs peer_list/);
+    }
+    expect(() => load('[ironic]\nauth_type = none\nendpoint_override = http://i:6385\npartition_key = cg-a\npeer_list = h2\n[nova_reconcile]\nironic_partitions = cg-a: h1\n').reconcile.ironicPartitions).toThrow(
       'gives conductor group "cg-a" other hosts than [ironic] peer_list',
     );
+  });
+
+  it('bad Ironic settings fail only what reads them: the rest of the configuration is read as usual', () => {
+    const c = load('[DEFAULT]\nservice_down_time = 120\n[database]\nconnection = sqlite:////tmp/x.db\n[ironic]\nauth_type = v3oidcpassword\nshard = a b\n');
+    expect(c.databaseConnection).toBe('sqlite:////tmp/x.db');
+    expect(c.serviceDownTime).toBe(120);
+    expect(c.reconcile.cellConcurrency).toBe(4);
+    expect(() => c.ironic).toThrow(/2 invalid configuration values: \[ironic\] auth_type = v3oidcpassword is not supported .*; invalid value for \[ironic\] shard/);
+    expect(() => c.reconcile.ironicShard).toThrow('[ironic] auth_type = v3oidcpassword is not supported');
+    // A bad value elsewhere still fails the load itself, and says nothing of [ironic].
+    expect(() => load('[DEFAULT]\nservice_down_time = soon\n[ironic]\nshard = a b\n')).toThrow(/^invalid value for \[DEFAULT\] service_down_time/);
   });
 
   it('[ironic] shard (Nova 2024.1) with [DEFAULT] host, lower-cased; without host the host is unknown, not an error; a bad shard is', () => {
     expect(load('[DEFAULT]\nhost = Ironic-Compute-B\n[ironic]\nshard = s1\n').reconcile.ironicShard).toEqual({ shard: 's1', host: 'ironic-compute-b' });
     expect(load('[ironic]\nshard = s1\n').reconcile.ironicShard).toEqual({ shard: 's1', host: undefined });
     expect(load('[ironic]\nauth_type = none\nendpoint_override = http://i:6385\n').reconcile.ironicShard).toBeUndefined();
-    expect(() => load('[ironic]\nshard = a b\n')).toThrow('invalid value for [ironic] shard: "a b" is not [a-zA-Z0-9_.-]+');
+    expect(() => load('[ironic]\nshard = a b\n').reconcile.ironicShard).toThrow('invalid value for [ironic] shard: "a b" is not [a-zA-Z0-9_.-]+');
   });
 
   it('[ironic] is unset without auth_type or endpoint_override; a password auth without password is a config error', () => {
     expect(load('[ironic]\napi_max_retries = 3\n').ironic).toBeUndefined();
-    expect(() => load('[ironic]\nauth_type = password\nauth_url = http://k:5000\nusername = u\n')).toThrow('[ironic] auth_type = password needs password');
+    expect(() => load('[ironic]\nauth_type = password\nauth_url = http://k:5000\nusername = u\n').ironic).toThrow('[ironic] auth_type = password needs password');
   });
 });
