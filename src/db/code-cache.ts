@@ -43,7 +43,7 @@ function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** The cache's bytes when its header matches this Node.js and this source; why not otherwise. */
+/** The cache's bytes when its header matches this V8 and this source; why not otherwise. */
 function readCache(cacheFile: string, source: Buffer): Buffer | 'mismatch' | 'absent' {
   let raw: Buffer;
   try {
