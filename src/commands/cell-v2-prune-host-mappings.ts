@@ -54,7 +54,7 @@ export const pruneHostMappingsCommand: CommandSpec<PruneHostMappingsOptions> = {
     return { cell: cellUuid ?? cell, host, run: parsePlanRun(raw) };
   },
   async run(ctx, { cell, host, run }) {
-    const code = await runPlanCommand(ctx, run, (d) => planHostMappingPrune(d, { cell, host }));
+    const code = await runPlanCommand(ctx, run, (d) => planHostMappingPrune(d, { cell, host }), { ironicSettings: false });
     if (run.apply && (code === RECONCILE_EXIT.applied || code === RECONCILE_EXIT.partial)) ctx.stderr.write(SCHEDULER_CACHE_NOTE + '\n');
     return code;
   },

@@ -87,7 +87,7 @@ function parseExpect(raw: CommandOptions, dryRun: boolean): ExpectOptions {
 }
 
 export async function runRemap(ctx: CommandContext, { cellUuid, run }: { readonly cellUuid: string | undefined; readonly run: PlanRunOptions }): Promise<number> {
-  const code = await runPlanCommand(ctx, run, (d) => planHostMappingRemap(d, cellUuid));
+  const code = await runPlanCommand(ctx, run, (d) => planHostMappingRemap(d, cellUuid), { ironicSettings: false });
   if (run.apply && (code === RECONCILE_EXIT.applied || code === RECONCILE_EXIT.partial)) ctx.stderr.write(SCHEDULER_CACHE_NOTE + '\n');
   return code;
 }

@@ -10,6 +10,7 @@ import { paletteFor } from '../cli/colour.js';
 import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns, type ListingFormat } from '../cli/listing.js';
 import { flagOption, stringOption } from '../cli/options.js';
 import { planWithConfigArguments } from '../cli/suggestions.js';
+import { checkIronicSettings } from '../config/load-config.js';
 import { parseFraction } from '../config/option-values.js';
 import type { ReconcileSettings } from '../config/types.js';
 import { LIMIT_OVERRIDE, type LimitTrip, type PlanLimits } from '../domain/plan-limits.js';
@@ -142,6 +143,13 @@ export interface PlanCommandHooks {
   readonly jsonExtras?: (result: ApplyResult | undefined) => object;
   /** Lines printed after the plan or the apply's result (what to do next). */
   readonly followUp?: (result: ApplyResult | undefined) => string;
+  /**
+   * false: the plan reads no Ironic setting (its snapshot is read with
+   * ironicSettings: false), so a bad [ironic] does not stop it. Otherwise a
+   * bad one stops the command before any database is opened or the apply
+   * lock taken.
+   */
+  readonly ironicSettings?: false;
 }
 
 interface Settings {
@@ -161,6 +169,7 @@ export async function runPlanCommand(ctx: CommandContext, run: PlanRunOptions, b
   const json = format === 'json';
   const palette = paletteFor(ctx);
   const config = ctx.loadConfig();
+  if (hooks.ironicSettings !== false) checkIronicSettings(config);
   const reconcile = config.reconcile;
   const s = settingsOf(run, reconcile);
   const deferredLine = (deferred: number): string =>

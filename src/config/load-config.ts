@@ -85,6 +85,17 @@ export function loadConfig(args: LoadConfigArgs): NovaConfig {
   return ironicProblems.length === 0 ? config : failingOnIronic(config, configError(ironicProblems));
 }
 
+/**
+ * Reads the Ironic settings, so that a bad one stops a command that will
+ * need them now (before it opens a database or takes the apply lock) rather
+ * than where it first reads them.
+ */
+export function checkIronicSettings(config: NovaConfig): void {
+  void config.ironic;
+  void config.reconcile.ironicPartitions;
+  void config.reconcile.ironicShard;
+}
+
 function configError(problems: readonly string[]): ReconcileError {
   const message = problems.length === 1 ? (problems[0] ?? '') : `${problems.length} invalid configuration values: ${problems.join('; ')}`;
   return new ReconcileError('config', message, { hint: 'fix the values named above' });

@@ -42,7 +42,7 @@ describe('a bad [ironic] section [sqlite deployment]', () => {
 
   it('stops a command that plans from the state: exit 2, one line naming the option, nothing changed', async () => {
     const before = await snapshotDeployment(d);
-    for (const command of [['compute_node', 'cleanup_orphans', '--apply'], ['audit']]) {
+    for (const command of [['compute_node', 'cleanup_orphans', '--apply'], ['audit'], ['compute_node', 'list'], ['placement', 'cleanup_providers', '--apply']]) {
       const r = await runBin([...args, ...command]);
       expect(r.code, command.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
