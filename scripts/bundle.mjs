@@ -40,8 +40,9 @@ import { build } from 'esbuild';
 // rest of their dependencies), whose licenses ask that their notices go
 // with every copy: the build writes them beside it, one section per
 // package, from each package's own LICENSE file, and fails when a bundled
-// package has none (test/package/pack-install.test.ts checks the packed
-// file).
+// package has none (test/cli/bundled-drivers.test.ts compares the file
+// with the packages the bundle names; test/package/pack-install.test.ts
+// checks that npm pack ships it).
 function bundledPackages(metafile) {
   const roots = new Set();
   for (const input of Object.keys(metafile.inputs)) {
