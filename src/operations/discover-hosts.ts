@@ -6,7 +6,7 @@
 import type { Knex } from 'knex';
 import type { Database, Dialect } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
-import { cellIdByCandidate, findHostMappings, insertHostMappings, readExactHostMappings, type ExactHostMappings } from '../db/api/host-mappings.js';
+import { cellIdByCandidate, findHostMappings, insertHostMappings, readExactHostMappings, splitByExactMappings, type ExactHostMappings } from '../db/api/host-mappings.js';
 import { listMappedComputeNodeHosts, listUnmappedComputeNodes, markComputeNodesMapped, readLiveComputeNodes, type NodeRef } from '../db/cell/compute-nodes.js';
 import { listComputeServiceHosts, type ServiceHostRow } from '../db/cell/services.js';
 import { BATCH_SIZE, chunk } from '../db/batches.js';
@@ -110,19 +110,11 @@ function hostMappingLookup(api: Database): HostMappingLookup {
     async find(hosts) {
       const known = wholeTable(hosts);
       if (known === undefined) return cellIdByCandidate(await findHostMappings(api.knex, api.dialect, hosts));
-      const exact = await known;
-      const out = new Map<string, number>();
-      const rest: string[] = [];
-      for (const h of hosts) {
-        const cellId = exact.get(h);
-        if (cellId === undefined) rest.push(h);
-        else out.set(h, cellId);
-      }
-      return rest.length === 0 ? out : cellIdByCandidate(await findHostMappings(api.knex, api.dialect, rest), out);
+      const { exact, rest } = splitByExactMappings(hosts, await known);
+      return rest.length === 0 ? exact : cellIdByCandidate(await findHostMappings(api.knex, api.dialect, rest), exact);
     },
     async unmapped(hosts) {
-      // A host spelled exactly as a stored mapping is that mapping (see
-      // findHostMappings); only the others go to the database.
+      // As splitByExactMappings, without building the map of the found.
       const known = wholeTable(hosts);
       const rest = known === undefined ? hosts : hosts.filter(isUnknownTo(await known));
       if (rest.length === 0) return [];

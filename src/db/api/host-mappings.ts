@@ -29,15 +29,8 @@ export interface HostMappingListRow {
  */
 export async function findHostMappings(db: Knex, dialect: Dialect, hosts: readonly string[], known?: ExactHostMappings): Promise<HostMappingMatch[]> {
   const unique = [...new Set(hosts)];
-  // A candidate spelled exactly like a stored host is that mapping (MySQL's
-  // unique key holds one per collation class); only the others are looked up.
-  const found: HostMappingMatch[] = [];
-  const rest: string[] = [];
-  for (const h of unique) {
-    const cellId = dialect === 'mysql' ? known?.get(h) : undefined;
-    if (cellId === undefined) rest.push(h);
-    else found.push({ candidate: h, host: h, cellId });
-  }
+  const { exact, rest } = dialect === 'mysql' && known !== undefined ? splitByExactMappings(unique, known) : { exact: new Map<string, number>(), rest: unique };
+  const found: HostMappingMatch[] = [...exact].map(([h, cellId]) => ({ candidate: h, host: h, cellId }));
   const batches = chunk(rest);
   // On MySQL two batches are in flight at once (the API pool holds two
   // connections), which hides one round trip behind the other; results are
@@ -52,6 +45,22 @@ export async function findHostMappings(db: Knex, dialect: Dialect, hosts: readon
   };
   await Promise.all(Array.from({ length: Math.min(dialect === 'mysql' ? 2 : 1, batches.length) }, worker));
   return [...found, ...results.flat()];
+}
+
+/**
+ * MySQL only: a candidate spelled exactly like a stored host is that mapping
+ * (MySQL's unique key holds one per collation class), and only the others
+ * (`rest`, in their order) need the database. `exact`: those found, → cell id.
+ */
+export function splitByExactMappings(hosts: readonly string[], known: ExactHostMappings): { readonly exact: Map<string, number>; readonly rest: string[] } {
+  const exact = new Map<string, number>();
+  const rest: string[] = [];
+  for (const h of hosts) {
+    const cellId = known.get(h);
+    if (cellId === undefined) rest.push(h);
+    else exact.set(h, cellId);
+  }
+  return { exact, rest };
 }
 
 /** Each candidate of `matches` → the cell id of its (first) mapping, added to `into`. */
