@@ -3,7 +3,7 @@ import { renderDiscoverJson, renderDiscoverVerbose, renderDiscoverWarnings, firs
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { discoverHosts } from '../operations/discover-hosts.js';
 import { printJson, useDeployment } from './deployment.js';
-import { parseDiscoverHosts, runExpect, runRemap, type DiscoverHostsOptions } from './discover-hosts-modes.js';
+import { parseDiscoverHosts, logDiscoveryPass, runExpect, runRemap, type DiscoverHostsOptions } from './discover-hosts-modes.js';
 
 const DUPLICATE_NOTE = 'never returned by nova-reconcile: a mapping that a concurrent run created is counted as mapped';
 
@@ -81,8 +81,7 @@ export const discoverHostsCommand: CommandSpec<DiscoverHostsOptions> = {
     if (o.mode === 'expect') return runExpect(ctx, o, options);
     const result = await useDeployment(ctx, (d) => discoverHosts(d, options));
     for (const w of renderDiscoverWarnings(result)) ctx.stderr.write(w + '\n');
-    // The operator log: one line per host mapping created.
-    if (!result.dryRun) for (const c of result.cells) if (c.kind === 'discovered') for (const host of c.created) ctx.log?.info(`created host mapping for compute host '${host}' in cell ${c.cell.uuid}`);
+    logDiscoveryPass(ctx, result);
     const failure = firstFailure(result);
     if (o.json) printJson(ctx, renderDiscoverJson(result));
     else if (o.verbose) for (const line of renderDiscoverVerbose(result)) ctx.stdout.write(line + '\n');

@@ -10,7 +10,7 @@ import type { CommandContext, CommandOptions } from '../cli/spec.js';
 import { parseHostList } from '../cli/argument-lists.js';
 import { ReconcileError } from '../errors.js';
 import { describeFileError, errnoOf, readTextFile } from '../files.js';
-import type { DiscoverOptions } from '../operations/discover-hosts.js';
+import type { DiscoverOptions, DiscoverResult } from '../operations/discover-hosts.js';
 import { discoverUntilMapped } from '../operations/discover-until-mapped.js';
 import { planHostMappingRemap } from '../operations/host-mapping-plans.js';
 import { SCHEDULER_CACHE_NOTE } from './cell-v2-prune-host-mappings.js';
@@ -25,6 +25,18 @@ export interface DiscoverRunOptions {
   readonly verbose: boolean;
   readonly strict: boolean;
   readonly json: boolean;
+}
+
+/**
+ * The operator log of one discovery pass: a line per host mapping created,
+ * and at DEBUG how each cell's hosts without a mapping were found.
+ */
+export function logDiscoveryPass(ctx: CommandContext, pass: DiscoverResult): void {
+  for (const c of pass.cells) {
+    if (c.kind !== 'discovered') continue;
+    ctx.log?.debug(`cell ${c.cell.uuid}: hosts without a host mapping: ${c.hostMappingRead}`);
+    if (!pass.dryRun) for (const host of c.created) ctx.log?.info(`created host mapping for compute host '${host}' in cell ${c.cell.uuid}`);
+  }
 }
 
 /** --expect and --expect-file as given (the file is read by runExpect), --wait and --interval in seconds. */
@@ -105,6 +117,7 @@ export async function runExpect(ctx: CommandContext, o: DiscoverRunOptions & { r
       intervalSeconds,
       discover: { ...discover, reportUnmappedServices: json },
       onPass: (pass, index, missing, waited) => {
+        logDiscoveryPass(ctx, pass);
         if (progress && drawn) ctx.stderr.write('\r\x1b[K');
         drawn = false;
         if (!json && o.verbose && (index === 0 || pass.cells.some((c) => c.kind === 'discovered' && c.created.length > 0)))

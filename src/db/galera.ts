@@ -5,6 +5,7 @@
 // certification with 1213 (retried like a deadlock), and a node outside the
 // primary component answers 1047 to everything but SHOW and SET.
 import type { Knex } from 'knex';
+import { rowsOf } from './mysql-results.js';
 
 export interface GaleraState {
   /** wsrep_on: the server replicates through a Galera provider. */
@@ -51,7 +52,3 @@ export function describeNotReady(state: GaleraState): string {
 export const NOT_READY_HINT =
   'connect through a node of the primary component (or the cluster address, e.g. the HAProxy VIP), or wait until this node has rejoined and synced';
 
-function rowsOf(res: unknown): Array<Record<string, unknown>> {
-  const rows = Array.isArray(res) ? res[0] : res;
-  return Array.isArray(rows) ? (rows as Array<Record<string, unknown>>) : [];
-}

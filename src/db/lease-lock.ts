@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ReconcileError } from '../errors.js';
 import { describeDriverError, isDeadlockError } from './driver-errors.js';
+import { quoteIdentifier, rowsOf } from './mysql-results.js';
 
 /** How long a lease lasts without renewal. */
 export const LEASE_SECONDS = 20;
@@ -167,8 +168,7 @@ async function ensureTable(knex: Knex, database: string | undefined, table: stri
 }
 
 function qualified(database: string | undefined): string {
-  const quote = (id: string) => '`' + id.replace(/`/g, '``') + '`';
-  return database === undefined || database === '' ? quote(LEASE_TABLE) : `${quote(database)}.${quote(LEASE_TABLE)}`;
+  return database === undefined || database === '' ? quoteIdentifier(LEASE_TABLE) : `${quoteIdentifier(database)}.${quoteIdentifier(LEASE_TABLE)}`;
 }
 
 function affected(res: unknown): number {
@@ -177,10 +177,6 @@ function affected(res: unknown): number {
   return typeof n === 'number' ? n : 0;
 }
 
-function rowsOf(res: unknown): Array<Record<string, unknown>> {
-  const rows = Array.isArray(res) ? res[0] : res;
-  return Array.isArray(rows) ? (rows as Array<Record<string, unknown>>) : [];
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

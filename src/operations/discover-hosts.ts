@@ -9,8 +9,9 @@ import type { CellMapping, Deployment } from '../db/deployment.js';
 import { cellIdByCandidate, findHostMappings, insertHostMappings, readExactHostMappings, splitByExactMappings, type ExactHostMappings } from '../db/api/host-mappings.js';
 import { listMappedComputeNodeHosts, listUnmappedComputeNodes, markComputeNodesMapped, readLiveComputeNodes, type NodeRef } from '../db/cell/compute-nodes.js';
 import { listComputeServiceHosts, type ServiceHostRow } from '../db/cell/services.js';
+import { hostMappingJoin, listMappedNodesWithoutMapping, listServicesNotMappedHere } from '../db/host-mapping-join.js';
 import { BATCH_SIZE, chunk } from '../db/batches.js';
-import { isDuplicateKeyError } from '../db/driver-errors.js';
+import { describeDriverError, isDuplicateKeyError } from '../db/driver-errors.js';
 import { utcNowString } from '../db/time.js';
 import {
   buildDiscoveryEvents,
@@ -56,6 +57,8 @@ export type CellDiscovery =
       readonly nodesWithoutHost: number;
       /** With reportUnmappedServices: live nova-compute services that have no mapping and were not mapped by this run. */
       readonly unmappedServices?: readonly string[];
+      /** How the hosts without a mapping were found, for the --debug log. */
+      readonly hostMappingRead: string;
     }
   | { readonly kind: 'failed'; readonly cell: CellMapping; readonly error: unknown };
 
@@ -137,25 +140,9 @@ async function discoverInCell(
   cellUuidOf: (id: number) => string,
 ): Promise<CellDiscovery> {
   const unmappedNodes = withHost(await listUnmappedComputeNodes(cellDb.knex));
-  let candidates: DiscoveryCandidate[];
-  let services: ServiceHostRow[] | undefined;
-  if (options.byService) {
-    services = await listComputeServiceHosts(cellDb.knex);
-    candidates = services.filter((s): s is { id: number; host: string } => s.host !== null).map((s) => ({ id: s.id, uuid: null, host: s.host }));
-  } else {
-    // Bug 2085135: nodes flagged mapped = 1 whose host lost its mapping are
-    // candidates too, so the host gets mapped again.
-    const claimed = firstNodePerHost(await listMappedComputeNodeHosts(cellDb.knex));
-    const lostHosts = new Set(await lookup.unmapped(claimed.map((c) => c.host)));
-    const lost = lostHosts.size === 0 ? [] : withHost(await readLiveComputeNodes(cellDb.knex, claimed.filter((c) => lostHosts.has(c.host)).map((c) => Number(c.id)))).nodes;
-    candidates = [...unmappedNodes.nodes, ...lost].sort((a, b) => a.id - b.id);
-  }
-
-  const candidateHosts = candidates.map((c) => c.host);
   const nodeHosts = unmappedNodes.nodes.map((n) => n.host);
-  const lookedUp = new Set(candidateHosts);
-  for (const h of nodeHosts) lookedUp.add(h);
-  const mappedTo = await lookup.find([...lookedUp]);
+  const { candidates, services, mappedTo, read } = await findCandidates(api, lookup, cellDb, cell, options.byService, unmappedNodes.nodes);
+  const candidateHosts = candidates.map((c) => c.host);
   const classification = classifyHosts(candidateHosts, mappedTo, cell.id);
 
   const now = utcNowString();
@@ -182,7 +169,70 @@ async function discoverInCell(
     nodesMarked,
     nodesWithoutHost: unmappedNodes.withoutHost,
     ...(unmappedServices === undefined ? {} : { unmappedServices }),
+    hostMappingRead: read,
   };
+}
+
+interface Candidates {
+  /** nova's walk, in its order; --by-service joined: only the services not mapped to this cell (the others are silent in it). */
+  readonly candidates: DiscoveryCandidate[];
+  /** --by-service: the services read (those of `candidates`). */
+  readonly services: ServiceHostRow[] | undefined;
+  /** Each candidate's and unmapped node's host that has a mapping → its cell id. */
+  readonly mappedTo: Map<string, number>;
+  /** How the hosts without a mapping were found, for the --debug log. */
+  readonly read: string;
+}
+
+/**
+ * The candidates and what their hosts map to: asked of the cell's server in
+ * one join where that is proved to mean the same (db/host-mapping-join.ts),
+ * else from both tables read, as before. A join that fails all the same (a
+ * grant that shows the table but does not allow SELECT on it, say) falls back
+ * to the reads, which report any error that is not the join's own.
+ */
+async function findCandidates(api: Database, lookup: HostMappingLookup, cellDb: Database, cell: CellMapping, byService: boolean, unmappedNodes: readonly DiscoveryCandidate[]): Promise<Candidates> {
+  const nodeHosts = unmappedNodes.map((n) => n.host);
+  const join = await hostMappingJoin(api, cellDb, byService ? 'services' : 'compute_nodes');
+  let why = join.joined ? '' : join.reason;
+  if (join.joined) {
+    try {
+      if (byService) {
+        const notHere = await listServicesNotMappedHere(cellDb.knex, join.table, cell.id);
+        const candidates = notHere.map((s) => ({ id: s.id, uuid: null, host: s.host }));
+        const known = new Set(candidates.map((c) => c.host));
+        const mappedTo = await lookup.find([...new Set(nodeHosts.filter((h) => !known.has(h)))]);
+        for (const s of notHere) if (s.mappedTo !== null) mappedTo.set(s.host, s.mappedTo);
+        return { candidates, services: notHere, mappedTo, read: JOINED };
+      }
+      const lost = withHost(firstNodePerHost(await listMappedNodesWithoutMapping(cellDb.knex, join.table))).nodes;
+      return { ...(await withMappings(lookup, [...unmappedNodes, ...lost], nodeHosts)), services: undefined, read: JOINED };
+    } catch (err) {
+      why = `the join failed: ${describeDriverError(err)}`;
+    }
+  }
+  const read = `both tables read (${why})`;
+  if (byService) {
+    const services = await listComputeServiceHosts(cellDb.knex);
+    const candidates = services.filter((s): s is { id: number; host: string } => s.host !== null).map((s) => ({ id: s.id, uuid: null, host: s.host }));
+    return { ...(await withMappings(lookup, candidates, nodeHosts)), services, read };
+  }
+  // Bug 2085135: the lowest-id live node of each host flagged mapped = 1
+  // whose host lost its mapping is a candidate too, so the host gets mapped again.
+  const claimed = firstNodePerHost(await listMappedComputeNodeHosts(cellDb.knex));
+  const lostHosts = new Set(await lookup.unmapped(claimed.map((c) => c.host)));
+  const lost = lostHosts.size === 0 ? [] : withHost(await readLiveComputeNodes(cellDb.knex, claimed.filter((c) => lostHosts.has(c.host)).map((c) => Number(c.id)))).nodes;
+  return { ...(await withMappings(lookup, [...unmappedNodes, ...lost], nodeHosts)), services: undefined, read };
+}
+
+const JOINED = "joined on the cell's server";
+
+/** Candidates in id order, and the mappings of their hosts and of the unmapped nodes'. */
+async function withMappings(lookup: HostMappingLookup, candidates: DiscoveryCandidate[], nodeHosts: readonly string[]): Promise<{ candidates: DiscoveryCandidate[]; mappedTo: Map<string, number> }> {
+  candidates.sort((a, b) => a.id - b.id);
+  const lookedUp = new Set(candidates.map((c) => c.host));
+  for (const h of nodeHosts) lookedUp.add(h);
+  return { candidates, mappedTo: await lookup.find([...lookedUp]) };
 }
 
 /** Services whose host has no mapping after the run, and that this run did not map (a dry run's would-be mappings included). */

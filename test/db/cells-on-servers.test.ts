@@ -3,12 +3,12 @@
 // While cell1's compute_nodes table is write-locked, discover_hosts with
 // cell_concurrency 2 still maps cell2's hosts; with cell_concurrency 1 it
 // waits for cell1 first. No timing involved, so it holds on a busy machine.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { generateScale, resetDiscovery } from '../../src/sandbox/scale-generator.js';
-import { createScratchDeployment, parseServer, serverKnex, type ScratchDeployment } from '../../bench/scratch-deployment.js';
+import { createScratchDeployment, parseServer, serverKnex, type ScratchDeployment, type Server } from '../../bench/scratch-deployment.js';
 import { findBinaries, startServers, stopAllServers } from '../../bench/servers.js';
 import { runBin, type CliResult } from '../helpers/cli.js';
 import { describeMysql, MYSQL_URL } from '../helpers/mysql.js';
@@ -26,12 +26,14 @@ function haveMariadbd(): boolean {
 
 describeMysql('discover_hosts with cells on two servers', () => {
   let deployment: ScratchDeployment | undefined;
+  let extraServer: Server | undefined;
   const main = parseServer(MYSQL_URL);
 
   beforeAll(async () => {
     if (!haveMariadbd()) return;
     const [extra] = await startServers(1);
     if (extra === undefined) throw new Error('no server started');
+    extraServer = extra.server;
     deployment = await createScratchDeployment(main, 2, { cellServers: [main, extra.server] });
     await generateScale(deployment.scaleDatabases, { hostsPerCell: HOSTS_PER_CELL, nodesPerHost: 1 });
   });
@@ -98,5 +100,41 @@ describeMysql('discover_hosts with cells on two servers', () => {
     expect(cell2WhileLocked).toBe(0);
     expect(result.code, result.stderr).toBe(0);
     expect(await mappedTo(d, (d.cells[1] as { id: number }).id)).toBe(HOSTS_PER_CELL);
+  });
+
+  // discover_hosts joins a cell's nodes with host_mappings on the cell's
+  // server only when it has proved that server is the API database's
+  // (db/host-mapping-join.ts). A database of the API's name on cell2's
+  // server, holding a mapping the real one lost, must not be read in its
+  // place: the lost host is mapped again.
+  it.skipIf(!haveMariadbd())('a copy of the API database on the cell\'s server is never joined with', async () => {
+    const d = deployment as ScratchDeployment;
+    const [cell1, cell2] = d.cells;
+    if (cell1 === undefined || cell2 === undefined || extraServer === undefined) throw new Error('two cells and a server expected');
+    await resetDiscovery(d.scaleDatabases);
+    expect((await runBin(['--config-file', d.confPath, 'cell_v2', 'discover_hosts'])).code).toBe(0);
+    const copied = (await d.api('host_mappings').select('cell_id', 'host').where({ cell_id: cell2.id })) as Array<{ cell_id: number; host: string }>;
+    const lost = copied[0]?.host;
+    if (lost === undefined) throw new Error('a mapping of cell2 expected');
+    const decoy = serverKnex(extraServer);
+    const log = join(dirname(d.confPath), 'decoy.log');
+    try {
+      await decoy.raw(`CREATE DATABASE \`${d.apiDatabase}\` CHARACTER SET utf8mb3 COLLATE utf8mb3_general_ci`);
+      await decoy.raw(`CREATE TABLE \`${d.apiDatabase}\`.host_mappings (id int NOT NULL AUTO_INCREMENT PRIMARY KEY, cell_id int NOT NULL, host varchar(255) NOT NULL, UNIQUE KEY (host))`);
+      await decoy.withSchema(d.apiDatabase).table('host_mappings').insert(copied);
+      await d.api('host_mappings').where({ host: lost }).del();
+
+      const r = await runBin(['--config-file', d.confPath, '--debug', '--log-file', log, 'cell_v2', 'discover_hosts', '--verbose']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^Creating host mapping for compute host '${lost}': `, 'm'));
+      expect(await d.api('host_mappings').where({ host: lost }).select('cell_id')).toEqual([{ cell_id: cell2.id }]);
+      const how = readFileSync(log, 'utf8');
+      expect(how).toContain(`cell ${cell1.uuid}: hosts without a host mapping: joined on the cell's server`);
+      expect(how).toContain(`cell ${cell2.uuid}: hosts without a host mapping: both tables read (the cell database is not on the API database's server`);
+    } finally {
+      await decoy.raw(`DROP DATABASE IF EXISTS \`${d.apiDatabase}\``).catch(() => undefined);
+      await decoy.destroy();
+      rmSync(log, { force: true });
+    }
   });
 });
