@@ -198,12 +198,13 @@ async function findCandidates(api: Database, lookup: HostMappingLookup, cellDb: 
   if (join.joined) {
     try {
       if (byService) {
-        const notHere = await listServicesNotMappedHere(cellDb.knex, join.table, cell.id);
-        const candidates = notHere.map((s) => ({ id: s.id, uuid: null, host: s.host }));
+        const services = await listServicesNotMappedHere(cellDb.knex, join.table, cell.id);
+        const candidates = services.map((s) => ({ id: s.id, uuid: null, host: s.host }));
+        // The join gave each candidate's mapping; only the unmapped nodes' other hosts are looked up.
         const known = new Set(candidates.map((c) => c.host));
         const mappedTo = await lookup.find([...new Set(nodeHosts.filter((h) => !known.has(h)))]);
-        for (const s of notHere) if (s.mappedTo !== null) mappedTo.set(s.host, s.mappedTo);
-        return { candidates, services: notHere, mappedTo, read: JOINED };
+        for (const s of services) if (s.mappedTo !== null) mappedTo.set(s.host, s.mappedTo);
+        return { candidates, services, mappedTo, read: JOINED };
       }
       const lost = withHost(firstNodePerHost(await listMappedNodesWithoutMapping(cellDb.knex, join.table))).nodes;
       return { ...(await withMappings(lookup, [...unmappedNodes, ...lost], nodeHosts)), services: undefined, read: JOINED };
