@@ -1,6 +1,6 @@
 // compute_node cleanup_orphans: soft-delete orphan compute nodes and release their providers.
 import type { CommandSpec } from '../cli/spec.js';
-import { planOrphanCleanup } from '../domain/orphan-nodes.js';
+import { orphanCleanupPlacementScope, planOrphanCleanup } from '../domain/orphan-nodes.js';
 import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
 import { resolveScope, type ScopeArguments } from '../operations/scope.js';
 import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
@@ -48,7 +48,8 @@ export const cleanupOrphansCommand: CommandSpec<CleanupOrphansOptions> = {
     return { ironic, scope, run: parsePlanRun(raw) };
   },
   async run(ctx, { ironic, scope, run }) {
-    const reader = ironicSnapshotReader(ctx, await readIronicOptions(ctx, ironic));
+    // Placement's rows only for the orphans' provider trees (ScopedPlacement).
+    const reader = ironicSnapshotReader(ctx, await readIronicOptions(ctx, ironic), { scopeOf: orphanCleanupPlacementScope });
     return runPlanCommand(
       ctx,
       run,

@@ -8,7 +8,7 @@ import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js'
 import type { IronicOrigin, Snapshot } from '../domain/model.js';
 import type { Deployment } from '../operations/deployment.js';
 import { ReconcileError } from '../errors.js';
-import { readIronicTruth, readSnapshot, type IronicSource } from '../operations/read-snapshot.js';
+import { readIronicTruth, readSnapshot, type IronicSource, type ScopedPlacement } from '../operations/read-snapshot.js';
 
 export const IRONIC_NODES_OPTION: OptionSpec = {
   flags: '--ironic-nodes <file>',
@@ -87,11 +87,15 @@ export function ironicOriginJson(origin: IronicOrigin | undefined): object {
  * with the node list `run` has already read; an API list is named on stderr
  * (describeIronicOrigin) and its origin goes into the JSON document.
  */
-export function ironicSnapshotReader(ctx: CommandContext, ironic: IronicSource | undefined): { read(d: Deployment): Promise<Snapshot>; jsonExtras(): object } {
+export function ironicSnapshotReader(
+  ctx: CommandContext,
+  ironic: IronicSource | undefined,
+  placement: true | ScopedPlacement = true,
+): { read(d: Deployment): Promise<Snapshot>; jsonExtras(): object } {
   let origin: IronicOrigin | undefined;
   return {
     async read(d) {
-      const snapshot = await readSnapshot(d, { placement: true, ...(ironic === undefined ? {} : { ironic }) });
+      const snapshot = await readSnapshot(d, { placement, ...(ironic === undefined ? {} : { ironic }) });
       origin = snapshot.ironicOrigin;
       const line = describeIronicOrigin(origin);
       if (line !== undefined) ctx.stderr.write(line + '\n');

@@ -1,6 +1,6 @@
 // placement cleanup_providers: remove stale compute-node providers; free names that block live nodes.
 import type { CommandSpec } from '../cli/spec.js';
-import { planProviderCleanup } from '../domain/stale-providers.js';
+import { planProviderCleanup, providerCleanupPlacementScope } from '../domain/stale-providers.js';
 import { SCOPE_CELL, SCOPE_RESOURCE_PROVIDER } from '../cli/scope.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
 import { resolveScope, type ScopeArguments } from '../operations/scope.js';
@@ -41,7 +41,8 @@ export const cleanupProvidersCommand: CommandSpec<CleanupProvidersOptions> = {
   },
   async run(ctx, { scope, run }) {
     return runPlanCommand(ctx, run, async (d) => {
-      const snapshot = await readSnapshot(d, { placement: true });
+      // Placement's rows only for the stale providers' trees (ScopedPlacement).
+      const snapshot = await readSnapshot(d, { placement: { scopeOf: providerCleanupPlacementScope } });
       return planProviderCleanup(snapshot, resolveScope(snapshot, scope));
     });
   },

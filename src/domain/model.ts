@@ -167,6 +167,23 @@ export interface PlacementSnapshot {
    * (db/placement/snapshot-reads.ts). Planners never get such a snapshot.
    */
   readonly streamed?: true;
+  /**
+   * Set when the allocations, consumers and inventories were read only for a
+   * planner's scope (readPlacementScope): every provider is there, but the
+   * allocations and inventories only of `scope.providerIds` (and the
+   * inventories of root providers without COMPUTE_NODE, the audit's), and the
+   * consumer rows and all allocations only of `scope.consumerUuids`, the
+   * consumers with an allocation on one of those providers. The index refuses
+   * to answer for any other (snapshot-index.ts), so a planner that looked
+   * beyond its scope fails instead of planning on rows it never saw.
+   */
+  readonly scope?: PlacementScope;
+}
+
+/** What a scoped placement read holds in full (PlacementSnapshot.scope). */
+export interface PlacementScope {
+  readonly providerIds: ReadonlySet<number>;
+  readonly consumerUuids: ReadonlySet<string>;
 }
 
 /** Nova's final migration states; every other status is "in progress" (§3.1). */

@@ -12,7 +12,7 @@ import type { Plan, PlannedChange } from './plan.js';
 import { selectInScope, type PlanScope, type ScopedRefusal, type ScopedUnit, type ScopeSubject } from './plan-scope.js';
 import { newPlanState, planProviderTreeRemoval } from './provider-removal.js';
 import { unservedGroup } from './partitions.js';
-import { indexSnapshot, instancesOn, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
+import { indexSnapshot, instancesOn, providerTree, unitFootprint, type SnapshotIndex } from './snapshot-index.js';
 import { shellWord } from './text-and-maps.js';
 
 export const CLEANUP_ORPHANS = 'compute_node cleanup_orphans';
@@ -84,6 +84,21 @@ export function unmanagedWithInstancesFix(node: ComputeNodeRec, group: string): 
 export function ironicTruthArgs(origin: IronicOrigin | undefined, file?: string): string {
   if (origin?.kind === 'api') return '';
   return ` --ironic-nodes ${shellWord(file ?? origin?.location ?? 'FILE')}`;
+}
+
+/**
+ * The providers whose placement rows planOrphanCleanup looks at (a
+ * ScopedPlacement's scopeOf): the trees of the orphan nodes' providers, those
+ * refused for their instances included, in the index of a snapshot read
+ * without allocations.
+ */
+export function orphanCleanupPlacementScope(ix: SnapshotIndex): number[] {
+  const out: number[] = [];
+  for (const node of ix.liveNodes) {
+    const provider = node.uuid === null ? undefined : ix.providerByUuid.get(node.uuid);
+    if (provider !== undefined && orphanReason(ix, node) !== undefined) for (const rp of providerTree(ix, provider)) out.push(rp.id);
+  }
+  return out;
 }
 
 /** The whole deployment is planned; a scope (--cell, --host, --node) then keeps the units of its nodes (plan-scope.ts). */

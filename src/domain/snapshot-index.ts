@@ -4,8 +4,9 @@
 // trailing-space-insensitive. These are the only key builders of hosts and
 // nodes: every planner and the audits match through them, so a node that the
 // database would find is found by every command alike.
-import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, IronicNodeRec, ProviderRec, ServiceRec, Snapshot } from './model.js';
-import { FINAL_MIGRATION_STATES } from './model.js';
+import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, InventoryRec, IronicNodeRec, PlacementSnapshot, ProviderRec, ServiceRec, Snapshot } from './model.js';
+import { COMPUTE_NODE_TRAIT, FINAL_MIGRATION_STATES } from './model.js';
+import { ReconcileError } from '../errors.js';
 import { footprintOfChanges, type PlannedChange } from './plan.js';
 import { Groups, groupBy } from './text-and-maps.js';
 
@@ -105,7 +106,59 @@ export function instancesOn(ix: SnapshotIndex, cellUuid: string, host: string | 
   return named.every((i) => hostKey(i.host) === key) ? named : named.filter((i) => hostKey(i.host) === key);
 }
 
+/** Indexes built by indexWithPlacementRows, for the snapshot they were built for (snapshots are never changed once read). */
+const prebuilt = new WeakMap<Snapshot, SnapshotIndex>();
+
 export function indexSnapshot(s: Snapshot): SnapshotIndex {
+  return prebuilt.get(s) ?? buildIndex(s);
+}
+
+/**
+ * The index of `s`, a snapshot that differs from `base.snapshot` only in
+ * placement's rows (the same providers; readSnapshot's scoped read): only
+ * the lookups of allocations, consumers and inventories are built again, and
+ * indexSnapshot(s) answers with this index from now on. Any other snapshot
+ * is indexed whole.
+ */
+export function indexWithPlacementRows(base: SnapshotIndex, s: Snapshot): SnapshotIndex {
+  const b = base.snapshot;
+  const same = s.computeNodes === b.computeNodes && s.services === b.services && s.instances === b.instances && s.migrations === b.migrations && s.ironicNodes === b.ironicNodes;
+  const p = s.placement;
+  const ix = same && p !== undefined && p.providers === b.placement?.providers ? { ...base, snapshot: s, ...placementRowMaps(p, base.providerById) } : buildIndex(s);
+  prebuilt.set(s, ix);
+  return ix;
+}
+
+type PlacementRowMaps = Pick<SnapshotIndex, 'allocationsOnProvider' | 'allocationsOfConsumer' | 'consumerByUuid' | 'inventoriesOf'>;
+
+/** The lookups of placement's rows; a scoped read's answer only for what it holds (ScopedMap). */
+function placementRowMaps(p: PlacementSnapshot | undefined, providerById: ReadonlyMap<number, ProviderRec>): PlacementRowMaps {
+  const consumerByUuid = new Map<string, ConsumerRec>();
+  for (const c of p?.consumers ?? []) consumerByUuid.set(c.uuid, c);
+  const maps: PlacementRowMaps = {
+    allocationsOnProvider: groupBy(p?.allocations ?? [], (a) => a.providerId),
+    allocationsOfConsumer: groupBy(p?.allocations ?? [], (a) => a.consumerUuid),
+    consumerByUuid,
+    inventoriesOf: groupBy(p?.inventories ?? [], (inv) => inv.providerId),
+  };
+  const scope = p?.scope;
+  if (scope === undefined) return maps;
+  const inScope = (id: number): boolean => scope.providerIds.has(id);
+  const consumerInScope = (uuid: string): boolean => scope.consumerUuids.has(uuid);
+  // The 'audit' read's inventories: root providers without COMPUTE_NODE.
+  const inventoried = (id: number): boolean => {
+    const rp = providerById.get(id);
+    return inScope(id) || (rp !== undefined && rp.parentId === null && !rp.traits.includes(COMPUTE_NODE_TRAIT));
+  };
+  return {
+    allocationsOnProvider: new ScopedMap(maps.allocationsOnProvider, inScope, 'the allocations of provider'),
+    allocationsOfConsumer: new ScopedMap(maps.allocationsOfConsumer, consumerInScope, 'the allocations of consumer'),
+    consumerByUuid: new ScopedMap(maps.consumerByUuid, consumerInScope, 'the consumer row of'),
+    inventoriesOf: new ScopedMap(maps.inventoriesOf, inventoried, 'the inventories of provider'),
+  };
+}
+
+function buildIndex(s: Snapshot): SnapshotIndex {
   const liveNodes = s.computeNodes.filter((n) => !n.deleted);
   const liveNodeByUuid = new Map<string, ComputeNodeRec>();
   const deletedNodeByUuid = new Map<string, ComputeNodeRec>();
@@ -133,19 +186,14 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
   const providerById = new Map<number, ProviderRec>();
   const providerByUuid = new Map<string, ProviderRec>();
   const providerByName = new Map<string, ProviderRec>();
-  const consumerByUuid = new Map<string, ConsumerRec>();
   if (p !== undefined) {
     for (const rp of p.providers) {
       providerById.set(rp.id, rp);
       providerByUuid.set(rp.uuid, rp);
       if (rp.name !== null) providerByName.set(rp.name.toLowerCase(), rp);
     }
-    for (const c of p.consumers) consumerByUuid.set(c.uuid, c);
   }
   const childrenOf = groupBy(p?.providers ?? [], (rp) => rp.parentId ?? undefined);
-  const allocationsOnProvider = groupBy(p?.allocations ?? [], (a) => a.providerId);
-  const allocationsOfConsumer = groupBy(p?.allocations ?? [], (a) => a.consumerUuid);
-  const inventoriesOf = groupBy(p?.inventories ?? [], (inv) => inv.providerId);
   return {
     snapshot: s,
     liveNodes,
@@ -164,11 +212,64 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
     providerByUuid,
     providerByName,
     childrenOf,
-    allocationsOnProvider,
-    allocationsOfConsumer,
-    consumerByUuid,
-    inventoriesOf,
+    ...placementRowMaps(p, providerById),
   };
+}
+
+/**
+ * A lookup of a scoped placement read (PlacementSnapshot.scope): it answers
+ * for the keys the read holds in full and throws for any other, and cannot
+ * be walked. A planner that asks beyond the scope its command read for is a
+ * bug; it fails the command (exit 2) instead of planning on a partial view,
+ * e.g. taking a consumer's allocations elsewhere for none.
+ */
+class ScopedMap<K, V> implements ReadonlyMap<K, V> {
+  constructor(
+    private readonly held: ReadonlyMap<K, V>,
+    private readonly allowed: (key: K) => boolean,
+    private readonly what: string,
+  ) {}
+
+  get(key: K): V | undefined {
+    return this.held.get(this.check(key));
+  }
+
+  has(key: K): boolean {
+    return this.held.has(this.check(key));
+  }
+
+  get size(): number {
+    return this.refuseWalk();
+  }
+
+  forEach(): void {
+    this.refuseWalk();
+  }
+
+  entries(): MapIterator<[K, V]> {
+    return this.refuseWalk();
+  }
+
+  keys(): MapIterator<K> {
+    return this.refuseWalk();
+  }
+
+  values(): MapIterator<V> {
+    return this.refuseWalk();
+  }
+
+  [Symbol.iterator](): MapIterator<[K, V]> {
+    return this.refuseWalk();
+  }
+
+  private check(key: K): K {
+    if (!this.allowed(key)) throw new ReconcileError('internal', `the plan asked for ${this.what} ${String(key)}, which this command's placement read left out (a planner bug: nothing was changed)`);
+    return key;
+  }
+
+  private refuseWalk(): never {
+    throw new ReconcileError('internal', `the plan walked every entry of a lookup (${this.what} ...), which this command's placement read does not hold (a planner bug: nothing was changed)`);
+  }
 }
 
 /**

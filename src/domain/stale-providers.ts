@@ -61,6 +61,16 @@ export function blockedNode(ix: SnapshotIndex, rp: ProviderRec): ComputeNodeRec 
 }
 
 /**
+ * The providers whose placement rows planProviderCleanup looks at (a
+ * ScopedPlacement's scopeOf): the trees of the stale compute-node providers,
+ * in the index of a snapshot read without allocations
+ * (isStaleComputeProvider needs only the inventories that read holds).
+ */
+export function providerCleanupPlacementScope(ix: SnapshotIndex): number[] {
+  return (ix.snapshot.placement?.providers ?? []).filter((rp) => isStaleComputeProvider(ix, rp)).flatMap((rp) => providerTree(ix, rp).map((p) => p.id));
+}
+
+/**
  * The whole deployment is planned; a scope then keeps the units of its
  * providers (plan-scope.ts). A provider belongs to the cell and host of the
  * soft-deleted compute node of its uuid and of the live node whose name it

@@ -9,7 +9,7 @@ import type { Database } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
 import { readHostMappings } from '../db/api/snapshot-reads.js';
 import { readActiveMigrations, readComputeNodes, readLiveInstances, readServices } from '../db/cell/snapshot-reads.js';
-import { readPlacement, streamAllocationsByConsumer, type PlacementRead } from '../db/placement/snapshot-reads.js';
+import { readPlacement, readPlacementScope, streamAllocationsByConsumer, type PlacementRead } from '../db/placement/snapshot-reads.js';
 import { StringPool } from '../db/string-pool.js';
 import { describeDriverError } from '../db/driver-errors.js';
 import { implausibleList, ironicListCoverage, parseIronicNodes } from '../domain/ironic-nodes.js';
@@ -17,6 +17,7 @@ import type { AllocationRec, CellRec, ComputeNodeRec, InstanceRec, IronicNodeRec
 import { ReconcileError, isReconcileError } from '../errors.js';
 import { describeFileError, errnoOf, readTextFile } from '../files.js';
 import { fanOutInOrder } from './fan-out.js';
+import { indexSnapshot, indexWithPlacementRows, type SnapshotIndex } from '../domain/snapshot-index.js';
 import type { IronicSettings } from '../config/ironic-settings.js';
 import { listIronicNodes } from '../ironic/list-nodes.js';
 
@@ -35,7 +36,7 @@ export interface ReadSnapshotOptions {
    * without allocations and consumers, which the audit streams afterwards
    * (PlacementSnapshot.streamed).
    */
-  readonly placement: boolean | 'audit';
+  readonly placement: boolean | 'audit' | ScopedPlacement;
   readonly ironic?: IronicSource;
   /**
    * Read only this cell's databases, for per-cell views (compute_node list).
@@ -59,6 +60,18 @@ export interface ReadSnapshotOptions {
    * placement heal_allocations and audit), say false.
    */
   readonly ironicSettings?: boolean;
+}
+
+/**
+ * A planner's read (issue 20): placement as 'audit' reads it, then only the
+ * allocations, consumers and inventories of the providers `scopeOf` names
+ * for the snapshot read so far (db/placement/snapshot-reads.ts
+ * readPlacementScope; PlacementSnapshot.scope). A planner that asks the
+ * index beyond them fails instead of planning on a partial view.
+ */
+export interface ScopedPlacement {
+  /** The provider ids (trees included) whose placement rows the planner will look at, from the index of the snapshot without them. */
+  readonly scopeOf: (ix: SnapshotIndex) => readonly number[];
 }
 
 interface CellPart {
@@ -91,7 +104,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
 
   // Shared by every database read, so that a uuid or host held by several tables is one string (db/string-pool.ts).
   const pool = new StringPool();
-  const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, options.placement === 'audit' ? 'audit' : 'whole', progress);
+  const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, options.placement === true ? 'whole' : 'audit', progress);
   // Handled right away so that a failure here cannot go unhandled while the cells are read.
   placementRead.catch(() => undefined);
   const [hostMappings, cellParts] = await Promise.all([
@@ -110,7 +123,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   const placement = await placementRead;
   checkGroundTruth(toRead, parts, options.requireServices !== false, ironicNodes, ironic?.origin.label, deployment.config.reconcile.minIronicFraction);
 
-  return {
+  const snapshot: Snapshot = {
     takenAt,
     serviceDownTime: deployment.config.serviceDownTime,
     cells: mappings.map(toCellRec),
@@ -124,6 +137,21 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     ...(ironic === undefined ? {} : { ironicOrigin: ironic.origin }),
     ...(options.ironicSettings === false ? {} : ironicSettingsOf(deployment.config.reconcile)),
   };
+  const scoped = typeof options.placement === 'object' ? options.placement : undefined;
+  if (scoped === undefined || placementDb === undefined || placement === undefined) return snapshot;
+  // The planner indexes the snapshot again; only placement's rows are new (indexWithPlacementRows).
+  const base = indexSnapshot(snapshot);
+  const providerIds = scoped.scopeOf(base);
+  progress(`reading the allocations of ${providerIds.length} resource provider(s) from the placement database (${placementDb.target.display})…`);
+  let rows: PlacementSnapshot;
+  try {
+    rows = await readPlacementScope(placementDb.knex, pool, placement, providerIds);
+  } catch (err) {
+    throw new ReconcileError('connection', `cannot read the ${placementDb.label}: ${describeDriverError(err)}`, { cause: err });
+  }
+  const scopedSnapshot: Snapshot = { ...snapshot, placement: rows };
+  indexWithPlacementRows(base, scopedSnapshot);
+  return scopedSnapshot;
 }
 
 function ironicSettingsOf(reconcile: Deployment['config']['reconcile']): Pick<Snapshot, 'ironicPartitions' | 'ironicShard'> {

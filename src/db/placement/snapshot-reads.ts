@@ -12,6 +12,7 @@ import type { Knex } from 'knex';
 import type { AllocationRec, ConsumerRec, InventoryRec, PlacementSnapshot, ProviderRec } from '../../domain/model.js';
 import { COMPUTE_NODE_TRAIT } from '../../domain/model.js';
 import { hostKey } from '../../domain/snapshot-index.js';
+import { chunk } from '../batches.js';
 import { KEYSET_BATCH, readTable } from '../keyset.js';
 import { pushTo } from '../../domain/text-and-maps.js';
 import type { StringPool } from '../string-pool.js';
@@ -118,6 +119,8 @@ async function readProviders(db: Knex, traitNames: ReadonlyMap<number, string>, 
   }
 }
 
+const INVENTORY_COLUMNS = ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'] as const;
+
 interface InventoryRow {
   readonly id: number;
   readonly resource_provider_id: number;
@@ -135,22 +138,26 @@ async function readInventories(db: Knex, classNames: ReadonlyMap<number, string>
     db,
     {
       table: 'inventories',
-      columns: ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'],
+      columns: INVENTORY_COLUMNS,
       ...(where === undefined ? {} : { where }),
     },
-    (r: InventoryRow) => ({
-      id: Number(r.id),
-      providerId: Number(r.resource_provider_id),
-      resourceClassId: Number(r.resource_class_id),
-      resourceClass: className(classNames, Number(r.resource_class_id)),
-      total: Number(r.total),
-      reserved: Number(r.reserved),
-      minUnit: Number(r.min_unit),
-      maxUnit: Number(r.max_unit),
-      stepSize: Number(r.step_size),
-      allocationRatio: Number(r.allocation_ratio),
-    }),
+    (r: InventoryRow) => inventoryRecord(r, classNames),
   );
+}
+
+function inventoryRecord(r: InventoryRow, classNames: ReadonlyMap<number, string>): InventoryRec {
+  return {
+    id: Number(r.id),
+    providerId: Number(r.resource_provider_id),
+    resourceClassId: Number(r.resource_class_id),
+    resourceClass: className(classNames, Number(r.resource_class_id)),
+    total: Number(r.total),
+    reserved: Number(r.reserved),
+    minUnit: Number(r.min_unit),
+    maxUnit: Number(r.max_unit),
+    stepSize: Number(r.step_size),
+    allocationRatio: Number(r.allocation_ratio),
+  };
 }
 
 interface AllocationRow {
@@ -250,7 +257,51 @@ interface ConsumerRow {
 async function readConsumers(db: Knex, pool: StringPool): Promise<ConsumerRec[]> {
   return readTable(
     db,
-    { table: 'consumers', columns: ['id', 'uuid', 'generation', 'project_id', 'user_id'] },
-    (r: ConsumerRow) => ({ id: Number(r.id), uuid: pool.get(r.uuid), generation: Number(r.generation), projectId: Number(r.project_id), userId: Number(r.user_id) }),
+    { table: 'consumers', columns: CONSUMER_COLUMNS },
+    (r: ConsumerRow) => consumerRecord(r, pool),
   );
+}
+
+const CONSUMER_COLUMNS = ['id', 'uuid', 'generation', 'project_id', 'user_id'] as const;
+
+function consumerRecord(r: ConsumerRow, pool: StringPool): ConsumerRec {
+  return { id: Number(r.id), uuid: pool.get(r.uuid), generation: Number(r.generation), projectId: Number(r.project_id), userId: Number(r.user_id) };
+}
+
+/**
+ * A planner's placement rows, after the 'audit' read of `base` (every
+ * provider, the inventories of root providers without COMPUTE_NODE): the
+ * allocations and inventories of `providerIds`, every consumer with an
+ * allocation on one of them, and all of those consumers' allocations and
+ * consumer rows (PlacementSnapshot.scope). Each table is asked by IN lists of
+ * at most BATCH_SIZE. A consumer id is asked as the database compares it, so
+ * an id its collation takes for another brings that one's rows too (MariaDB:
+ * 'ABC' with 'abc'); both are then held whole and both are in the scope.
+ */
+export async function readPlacementScope(db: Knex, pool: StringPool, base: PlacementSnapshot, providerIds: readonly number[]): Promise<PlacementSnapshot> {
+  const classNames = await readNames(db, 'resource_classes');
+  const ids = [...new Set(providerIds)];
+  const byId = new Map<number, AllocationRec>();
+  const keep = (rows: readonly AllocationRow[]): void => {
+    for (const r of rows) if (!byId.has(Number(r.id))) byId.set(Number(r.id), allocationRecord(r, classNames, pool.get(r.consumer_id)));
+  };
+  const inventories = new Map(base.inventories.map((inv) => [inv.id, inv]));
+  for (const batch of chunk(ids)) {
+    keep((await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('resource_provider_id', batch)) as AllocationRow[]);
+    for (const r of (await db('inventories').select(...INVENTORY_COLUMNS).whereIn('resource_provider_id', batch)) as InventoryRow[]) inventories.set(Number(r.id), inventoryRecord(r, classNames));
+  }
+  const asked = [...new Set([...byId.values()].map((a) => a.consumerUuid))];
+  for (const batch of chunk(asked)) keep((await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]);
+  const consumerUuids = new Set([...byId.values()].map((a) => a.consumerUuid));
+  const consumers = new Map<number, ConsumerRec>();
+  for (const batch of chunk([...consumerUuids])) {
+    for (const r of (await db('consumers').select(...CONSUMER_COLUMNS).whereIn('uuid', batch)) as ConsumerRow[]) consumers.set(Number(r.id), consumerRecord(r, pool));
+  }
+  return {
+    providers: base.providers,
+    inventories: [...inventories.values()].sort((a, b) => a.id - b.id),
+    allocations: [...byId.values()].sort((a, b) => a.id - b.id),
+    consumers: [...consumers.values()].sort((a, b) => a.id - b.id),
+    scope: { providerIds: new Set(ids), consumerUuids },
+  };
 }
