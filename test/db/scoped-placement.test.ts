@@ -1,0 +1,128 @@
+// cleanup_orphans and placement cleanup_providers read placement's
+// allocations, consumers and inventories only for the provider trees they
+// plan on (issue 20: PlacementSnapshot.scope, readPlacementScope). On SQLite
+// and MariaDB, on a generated cloud with orphan nodes and stale providers and
+// the allocations that make removal hard:
+//  - an evacuation leftover: a live instance's share on an orphan's provider,
+//    its other allocations on its live node, outside the scope: only the
+//    share goes, which needs the consumer's allocations elsewhere;
+//  - a live instance whose only allocations sit on an orphan's provider:
+//    refused;
+//  - a child provider with an orphaned consumer's allocation under a stale
+//    provider: removed with its tree;
+//  - a consumer id in upper and in lower case on a stale provider (one id to
+//    MariaDB's collation, two to placement's code), the upper one without a
+//    consumer row of its own: refused;
+// the plans made from the scoped read equal those made from the whole
+// snapshot, the scoped read holds fewer allocations, and its index refuses
+// any lookup outside the scope instead of answering "none".
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { createTestDeployment, describeEachDialect, type TestDeployment } from '../helpers/test-deployment.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { withDeployment, type Deployment } from '../../src/db/deployment.js';
+import { orphanCleanupPlacementScope, planOrphanCleanup } from '../../src/domain/orphan-nodes.js';
+import { planProviderCleanup, providerCleanupPlacementScope } from '../../src/domain/stale-providers.js';
+import { indexSnapshot } from '../../src/domain/snapshot-index.js';
+import type { Plan } from '../../src/domain/plan.js';
+import type { Snapshot } from '../../src/domain/model.js';
+import { readSnapshot } from '../../src/operations/read-snapshot.js';
+import { generateCloud } from '../../src/sandbox/scale-cloud.js';
+import { insertAllocations, insertConsumer, insertResourceProvider } from '../../src/sandbox/rows.js';
+
+function useDeployment<T>(d: TestDeployment, fn: (dep: Deployment) => Promise<T>): Promise<T> {
+  const config = loadConfig({ sources: [{ kind: 'file', path: d.confPath }], env: {}, home: d.dir, searchRoots: [], isWritableDir: () => false });
+  return withDeployment(config, {}, fn);
+}
+
+function providerIdOf(unitId: string): number {
+  return Number(/^stale-provider:(\d+)$/.exec(unitId)?.[1]);
+}
+
+describeEachDialect('placement read for the planners\' scope only', (dialect) => {
+  let d: TestDeployment;
+  let evacuated: string;
+  let stranded: string;
+  let childConsumer: string;
+  const upper = randomUUID().toUpperCase();
+
+  beforeEach(async () => {
+    d = await createTestDeployment(dialect, 'empty', 'sp');
+    await generateCloud(
+      { api: d.dbs.api, cells: [d.dbs.cells.cell1, d.dbs.cells.cell2], cellIds: [d.dbs.cellIds.cell1, d.dbs.cellIds.cell2], placement: d.dbs.placement },
+      { hostsPerCell: 20, instancesPerCell: 30, orphanFraction: 0.2, staleProviderFraction: 0.2 },
+    );
+    // The broken states, on providers the whole plan names.
+    const whole = await useDeployment(d, async (dep) => readSnapshot(dep, { placement: true }));
+    const orphans = planOrphanCleanup(whole).units.map((u) => u.changes.find((c) => c.change.kind === 'soft-delete-compute-node')?.change);
+    const orphanProviders = orphans.map((c) => (c?.kind === 'soft-delete-compute-node' ? whole.placement?.providers.find((p) => p.uuid === c.uuid)?.id : undefined));
+    const [orphan1, orphan2] = orphanProviders;
+    const [stale1, stale2] = planProviderCleanup(whole).units.map((u) => providerIdOf(u.id));
+    if (orphan1 === undefined || orphan2 === undefined || stale1 === undefined || stale2 === undefined) throw new Error('two orphans and two stale providers expected');
+    const p = d.knex('placement');
+    const instances = (await d.knex('cell1')('instances').select('uuid').where('deleted', 0).orderBy('id')) as Array<{ uuid: string }>;
+    evacuated = (instances[0] as { uuid: string }).uuid;
+    stranded = (instances[1] as { uuid: string }).uuid;
+    await insertAllocations(p, [{ providerId: orphan1, consumerUuid: evacuated, resourceClass: 'VCPU', used: 1 }]);
+    await p('allocations').where('consumer_id', stranded).update({ resource_provider_id: orphan2 });
+    const child = await insertResourceProvider(p, { uuid: randomUUID(), name: `child-of-${stale2}`, parentId: stale2 });
+    childConsumer = randomUUID();
+    await insertConsumer(p, { uuid: childConsumer, projectId: 'p', userId: 'u' });
+    await insertConsumer(p, { uuid: upper.toLowerCase(), projectId: 'p', userId: 'u' });
+    await insertAllocations(p, [
+      { providerId: child, consumerUuid: childConsumer, resourceClass: 'VCPU', used: 1 },
+      { providerId: stale1, consumerUuid: upper, resourceClass: 'VCPU', used: 1 },
+      { providerId: stale1, consumerUuid: upper.toLowerCase(), resourceClass: 'MEMORY_MB', used: 64 },
+    ]);
+  }, 120_000);
+  afterEach(async () => {
+    await d.cleanup();
+  });
+
+  async function both(scopeOf: typeof orphanCleanupPlacementScope): Promise<{ whole: Snapshot; scoped: Snapshot }> {
+    return useDeployment(d, async (dep) => ({ whole: await readSnapshot(dep, { placement: true }), scoped: await readSnapshot(dep, { placement: { scopeOf } }) }));
+  }
+
+  function changesOf(plan: Plan): string[] {
+    return plan.units.flatMap((u) => u.changes.map((c) => JSON.stringify(c.change)));
+  }
+
+  it('compute_node cleanup_orphans: the same plan as from the whole snapshot', async () => {
+    const { whole, scoped } = await both(orphanCleanupPlacementScope);
+    const plan = planOrphanCleanup(scoped);
+    expect(plan).toEqual(planOrphanCleanup(whole));
+    expect(scoped.placement?.allocations.length).toBeLessThan(whole.placement?.allocations.length ?? 0);
+    // The evacuated instance's share goes, its allocations on its live node (read as the consumer's) stay.
+    const share = changesOf(plan).filter((c) => c.includes(evacuated));
+    expect(share).toHaveLength(1);
+    expect(share[0]).toContain('remove-provider-allocations');
+    expect(scoped.placement?.allocations.filter((a) => a.consumerUuid === evacuated).length).toBeGreaterThan(1);
+    expect(plan.refused.map((r) => r.reason).join('\n')).toContain(`holds the only allocations of live instance ${stranded}`);
+  });
+
+  it('placement cleanup_providers: the same plan as from the whole snapshot', async () => {
+    const { whole, scoped } = await both(providerCleanupPlacementScope);
+    const plan = planProviderCleanup(scoped);
+    expect(plan).toEqual(planProviderCleanup(whole));
+    expect(scoped.placement?.allocations.length).toBeLessThan(whole.placement?.allocations.length ?? 0);
+    const changes = changesOf(plan).join('\n');
+    expect(changes).toContain(childConsumer);
+    // The upper-case id has no consumer row of its own (the lower-case one's is not its): its provider is refused.
+    expect(plan.refused.map((r) => r.reason)).toContainEqual(expect.stringMatching(new RegExp(`^allocations of ${upper} on provider .* have no consumer row$`)));
+  });
+
+  it('the scoped index refuses a lookup outside the scope, and a walk', async () => {
+    const { scoped } = await both(orphanCleanupPlacementScope);
+    const scope = scoped.placement?.scope;
+    if (scope === undefined) throw new Error('a scoped read expected');
+    const ix = indexSnapshot(scoped);
+    const outside = scoped.placement?.providers.find((rp) => !scope.providerIds.has(rp.id) && rp.traits.includes('COMPUTE_NODE'));
+    if (outside === undefined) throw new Error('a provider outside the scope expected');
+    expect(() => ix.allocationsOnProvider.get(outside.id)).toThrow(/left out \(a planner bug: nothing was changed\)/);
+    expect(() => ix.inventoriesOf.get(outside.id)).toThrow(/left out/);
+    expect(() => ix.consumerByUuid.get(randomUUID())).toThrow(/left out/);
+    expect(() => [...ix.allocationsOfConsumer]).toThrow(/walked every entry/);
+    // Inside it, answers as the whole index does.
+    expect(ix.allocationsOfConsumer.get(evacuated)?.length).toBeGreaterThan(1);
+  });
+});
