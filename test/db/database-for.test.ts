@@ -4,16 +4,9 @@
 // them). A cell that is not mapped is still refused, and a failed read is not
 // remembered.
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { createTestDeployment, describeEachDialect, type TestDeployment } from '../helpers/test-deployment.js';
-import { loadConfig } from '../../src/config/load-config.js';
-import { withDeployment, type Deployment } from '../../src/db/deployment.js';
+import { createTestDeployment, describeEachDialect, useDeployment, type TestDeployment } from '../helpers/test-deployment.js';
 import { databaseFor } from '../../src/operations/apply-plan.js';
 import { SANDBOX_CELL_UUIDS as CELL } from '../../src/sandbox/create-sandbox.js';
-
-function useDeployment<T>(d: TestDeployment, fn: (dep: Deployment) => Promise<T>): Promise<T> {
-  const config = loadConfig({ sources: [{ kind: 'file', path: d.confPath }], env: {}, home: d.dir, searchRoots: [], isWritableDir: () => false });
-  return withDeployment(config, {}, fn);
-}
 
 describeEachDialect('databaseFor', (dialect) => {
   let d: TestDeployment;

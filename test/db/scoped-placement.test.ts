@@ -18,22 +18,14 @@
 // any lookup outside the scope instead of answering "none".
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { createTestDeployment, describeEachDialect, type TestDeployment } from '../helpers/test-deployment.js';
-import { loadConfig } from '../../src/config/load-config.js';
-import { withDeployment, type Deployment } from '../../src/db/deployment.js';
+import { createTestDeployment, describeEachDialect, generateTestCloud, useDeployment, type TestDeployment } from '../helpers/test-deployment.js';
 import { orphanCleanupPlacementScope, planOrphanCleanup } from '../../src/domain/orphan-nodes.js';
 import { planProviderCleanup, providerCleanupPlacementScope } from '../../src/domain/stale-providers.js';
 import { indexSnapshot } from '../../src/domain/snapshot-index.js';
 import type { Plan } from '../../src/domain/plan.js';
 import type { Snapshot } from '../../src/domain/model.js';
 import { readSnapshot } from '../../src/operations/read-snapshot.js';
-import { generateCloud } from '../../src/sandbox/scale-cloud.js';
 import { insertAllocations, insertConsumer, insertResourceProvider } from '../../src/sandbox/rows.js';
-
-function useDeployment<T>(d: TestDeployment, fn: (dep: Deployment) => Promise<T>): Promise<T> {
-  const config = loadConfig({ sources: [{ kind: 'file', path: d.confPath }], env: {}, home: d.dir, searchRoots: [], isWritableDir: () => false });
-  return withDeployment(config, {}, fn);
-}
 
 function providerIdOf(unitId: string): number {
   return Number(/^stale-provider:(\d+)$/.exec(unitId)?.[1]);
@@ -48,10 +40,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
 
   beforeEach(async () => {
     d = await createTestDeployment(dialect, 'empty', 'sp');
-    await generateCloud(
-      { api: d.dbs.api, cells: [d.dbs.cells.cell1, d.dbs.cells.cell2], cellIds: [d.dbs.cellIds.cell1, d.dbs.cellIds.cell2], placement: d.dbs.placement },
-      { hostsPerCell: 20, instancesPerCell: 30, orphanFraction: 0.2, staleProviderFraction: 0.2 },
-    );
+    await generateTestCloud(d, { hostsPerCell: 20, instancesPerCell: 30, orphanFraction: 0.2, staleProviderFraction: 0.2 });
     // The broken states, on providers the whole plan names.
     const whole = await useDeployment(d, async (dep) => readSnapshot(dep, { placement: true }));
     const orphans = planOrphanCleanup(whole).units.map((u) => u.changes.find((c) => c.change.kind === 'soft-delete-compute-node')?.change);

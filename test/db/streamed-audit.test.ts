@@ -14,21 +14,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
-import { createTestDeployment, describeEachDialect, type TestDeployment } from '../helpers/test-deployment.js';
-import { loadConfig } from '../../src/config/load-config.js';
-import { withDeployment, type Deployment } from '../../src/db/deployment.js';
+import { createTestDeployment, describeEachDialect, generateTestCloud, useDeployment, type TestDeployment } from '../helpers/test-deployment.js';
 import { streamAllocationsByConsumer } from '../../src/db/placement/snapshot-reads.js';
 import { auditSnapshot, countFindings } from '../../src/domain/audit.js';
 import type { AllocationRec } from '../../src/domain/model.js';
 import { runAudit } from '../../src/operations/audit.js';
 import { readSnapshot } from '../../src/operations/read-snapshot.js';
-import { generateCloud } from '../../src/sandbox/scale-cloud.js';
 import { insertAllocations } from '../../src/sandbox/rows.js';
-
-function useDeployment<T>(d: TestDeployment, fn: (dep: Deployment) => Promise<T>): Promise<T> {
-  const config = loadConfig({ sources: [{ kind: 'file', path: d.confPath }], env: {}, home: d.dir, searchRoots: [], isWritableDir: () => false });
-  return withDeployment(config, {}, fn);
-}
 
 /** Consumers and their allocation ids, in a fixed order. */
 function byConsumer(groups: Iterable<readonly [string, readonly AllocationRec[]]>): Array<[string, number[]]> {
@@ -40,10 +32,7 @@ describeEachDialect('the streamed audit', (dialect) => {
   const upper = randomUUID().toUpperCase();
   beforeEach(async () => {
     d = await createTestDeployment(dialect, 'empty', 'sa');
-    await generateCloud(
-      { api: d.dbs.api, cells: [d.dbs.cells.cell1, d.dbs.cells.cell2], cellIds: [d.dbs.cellIds.cell1, d.dbs.cellIds.cell2], placement: d.dbs.placement },
-      { hostsPerCell: 12, instancesPerCell: 30, orphanFraction: 0.1, staleProviderFraction: 0.2 },
-    );
+    await generateTestCloud(d, { hostsPerCell: 12, instancesPerCell: 30, orphanFraction: 0.1, staleProviderFraction: 0.2 });
     const p = d.knex('placement');
     const cell = d.knex('cell1');
     const instances = (await cell('instances').select('uuid', 'node').where('deleted', 0).orderBy('id')) as Array<{ uuid: string; node: string }>;

@@ -10,6 +10,9 @@ import { migrateSchema, type SchemaKind } from '../../src/db/migrate.js';
 import { mapSandboxCells } from '../../src/sandbox/create-sandbox.js';
 import { findScenario, type ScenarioDatabases } from '../../src/sandbox/scenarios.js';
 import { describe } from 'vitest';
+import { loadConfig } from '../../src/config/load-config.js';
+import { withDeployment, type Deployment } from '../../src/db/deployment.js';
+import { generateCloud, type CloudOptions, type CloudResult } from '../../src/sandbox/scale-cloud.js';
 import { createScratchDatabases, describeMysql } from './mysql.js';
 import { createSqliteDatabases } from './sqlite.js';
 
@@ -112,4 +115,15 @@ export async function nodeFlags(d: TestDeployment, cell: 'cell1' | 'cell2'): Pro
 export function describeEachDialect(name: string, fn: (dialect: TestDialect) => void): void {
   describe(`${name} [sqlite]`, () => fn('sqlite'));
   describeMysql(`${name} [mariadb]`, () => fn('mysql'));
+}
+
+/** The test deployment opened as the commands open it (its nova.conf alone, no environment). */
+export function useDeployment<T>(d: TestDeployment, fn: (dep: Deployment) => Promise<T>): Promise<T> {
+  const config = loadConfig({ sources: [{ kind: 'file', path: d.confPath }], env: {}, home: d.dir, searchRoots: [], isWritableDir: () => false });
+  return withDeployment(config, {}, fn);
+}
+
+/** A generated cloud (src/sandbox/scale-cloud.ts) in the deployment's cell1 and cell2 and placement. */
+export function generateTestCloud(d: TestDeployment, options: CloudOptions): Promise<CloudResult> {
+  return generateCloud({ api: d.dbs.api, cells: [d.dbs.cells.cell1, d.dbs.cells.cell2], cellIds: [d.dbs.cellIds.cell1, d.dbs.cellIds.cell2], placement: d.dbs.placement }, options);
 }
