@@ -360,9 +360,13 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
-/** What a no-op re-run reads whatever the cloud's size: why its time grows with it. */
+/**
+ * What a no-op re-run asks whatever the cloud's size: why its time grows
+ * with it. The benchmark's cells share the API database's server, so the
+ * check is one join there (db/host-mapping-join.ts) that returns no row.
+ */
 function noopReads(key: 'node-noop' | 'service-noop'): string {
   return key === 'node-noop'
-    ? "every live node's id and host, for the bug 2085135 check, and every host mapping"
-    : 'every nova-compute service and every host mapping';
+    ? "one join of every live mapped node with host_mappings on the cell's server, for the bug 2085135 check"
+    : "one join of every nova-compute service with host_mappings on the cell's server";
 }
