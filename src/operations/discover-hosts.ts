@@ -9,7 +9,7 @@ import type { CellMapping, Deployment } from '../db/deployment.js';
 import { cellIdByCandidate, findHostMappings, insertHostMappings, readExactHostMappings, splitByExactMappings, type ExactHostMappings } from '../db/api/host-mappings.js';
 import { listMappedComputeNodeHosts, listUnmappedComputeNodes, markComputeNodesMapped, readLiveComputeNodes, type NodeRef } from '../db/cell/compute-nodes.js';
 import { listComputeServiceHosts, type ServiceHostRow } from '../db/cell/services.js';
-import { hostMappingJoin, listMappedNodesWithoutMapping, listServicesNotMappedHere } from '../db/host-mapping-join.js';
+import { hostMappingJoin, listMappedNodesWithoutMapping, listServicesNotMappedHere, type ServiceNotMappedHere } from '../db/host-mapping-join.js';
 import { BATCH_SIZE, chunk } from '../db/batches.js';
 import { describeDriverError, isDuplicateKeyError } from '../db/driver-errors.js';
 import { utcNowString } from '../db/time.js';
@@ -196,20 +196,25 @@ async function findCandidates(api: Database, lookup: HostMappingLookup, cellDb: 
   const join = await hostMappingJoin(api, cellDb, byService ? 'services' : 'compute_nodes');
   let why = join.joined ? '' : join.reason;
   if (join.joined) {
+    // Only the join's own statement falls back; the API lookups after it fail as they would without it.
+    let joined: { services: ServiceNotMappedHere[] } | { lost: NodeRef[] } | undefined;
     try {
-      if (byService) {
-        const services = await listServicesNotMappedHere(cellDb.knex, join.table, cell.id);
-        const candidates = services.map((s) => ({ id: s.id, uuid: null, host: s.host }));
-        // The join gave each candidate's mapping; only the unmapped nodes' other hosts are looked up.
-        const known = new Set(candidates.map((c) => c.host));
-        const mappedTo = await lookup.find([...new Set(nodeHosts.filter((h) => !known.has(h)))]);
-        for (const s of services) if (s.mappedTo !== null) mappedTo.set(s.host, s.mappedTo);
-        return { candidates, services, mappedTo, read: JOINED };
-      }
-      const lost = withHost(firstNodePerHost(await listMappedNodesWithoutMapping(cellDb.knex, join.table))).nodes;
-      return { ...(await withMappings(lookup, [...unmappedNodes, ...lost], nodeHosts)), services: undefined, read: JOINED };
+      joined = byService ? { services: await listServicesNotMappedHere(cellDb.knex, join.table, cell.id) } : { lost: await listMappedNodesWithoutMapping(cellDb.knex, join.table) };
     } catch (err) {
       why = `the join failed: ${describeDriverError(err)}`;
+    }
+    if (joined !== undefined && 'services' in joined) {
+      const services = joined.services;
+      const candidates = services.map((s) => ({ id: s.id, uuid: null, host: s.host }));
+      // The join gave each candidate's mapping; only the unmapped nodes' other hosts are looked up.
+      const known = new Set(candidates.map((c) => c.host));
+      const mappedTo = await lookup.find([...new Set(nodeHosts.filter((h) => !known.has(h)))]);
+      for (const s of services) if (s.mappedTo !== null) mappedTo.set(s.host, s.mappedTo);
+      return { candidates, services, mappedTo, read: JOINED };
+    }
+    if (joined !== undefined) {
+      const lost = withHost(firstNodePerHost(joined.lost)).nodes;
+      return { ...(await withMappings(lookup, [...unmappedNodes, ...lost], nodeHosts)), services: undefined, read: JOINED };
     }
   }
   const read = `both tables read (${why})`;

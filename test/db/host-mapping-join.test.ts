@@ -4,7 +4,8 @@
 // the same answer: each scenario below runs three times on the same state,
 // once joined (the cells reached as root, on the API's server), once as a
 // user who cannot see the API database, once with the cell's host columns
-// in another collation, and stdout, stderr, exit code and the rows that
+// in another collation, once as a user who sees host_mappings but may only
+// insert into it (the join itself fails and falls back), and stdout, stderr, exit code and the rows that
 // result must agree, and hold what nova-behaviour says they hold. The
 // --debug log says which way each run went, so that the join is known to
 // have run at all. A copy of the API database on another server is the
@@ -20,12 +21,13 @@ import { runBin } from '../helpers/cli.js';
 import { describeMysql, MYSQL_URL } from '../helpers/mysql.js';
 
 const HOSTS_PER_CELL = 12;
-type Variant = 'joined' | 'user without the API database' | 'host columns in utf8mb3_bin';
-const VARIANTS: readonly Variant[] = ['joined', 'user without the API database', 'host columns in utf8mb3_bin'];
+type Variant = 'joined' | 'user without the API database' | 'host columns in utf8mb3_bin' | 'user who may only insert into host_mappings';
+const VARIANTS: readonly Variant[] = ['joined', 'user without the API database', 'host columns in utf8mb3_bin', 'user who may only insert into host_mappings'];
 
 describeMysql('discover_hosts: the join on the cell\'s server and the two reads agree [mariadb]', () => {
   const main = parseServer(MYSQL_URL);
   const user = `nrjoin_${randomBytes(3).toString('hex')}`;
+  const inserter = `${user}_i`;
   const password = randomBytes(8).toString('hex');
   let d: ScratchDeployment;
   let dir: string;
@@ -40,8 +42,11 @@ describeMysql('discover_hosts: the join on the cell\'s server and the two reads 
     rootUrls = new Map(rows.map((r) => [Number(r.id), r.database_connection]));
     const admin = serverKnex(main);
     try {
-      await admin.raw(`CREATE USER ?@'%' IDENTIFIED BY ?`, [user, password]);
-      for (const c of d.cells) await admin.raw(`GRANT ALL PRIVILEGES ON \`${c.database}\`.* TO ?@'%'`, [user]);
+      for (const u of [user, inserter]) {
+        await admin.raw(`CREATE USER ?@'%' IDENTIFIED BY ?`, [u, password]);
+        for (const c of d.cells) await admin.raw(`GRANT ALL PRIVILEGES ON \`${c.database}\`.* TO ?@'%'`, [u]);
+      }
+      await admin.raw(`GRANT INSERT ON \`${d.apiDatabase}\`.host_mappings TO ?@'%'`, [inserter]);
     } finally {
       await admin.destroy();
     }
@@ -49,7 +54,7 @@ describeMysql('discover_hosts: the join on the cell\'s server and the two reads 
 
   afterAll(async () => {
     const admin = serverKnex(main);
-    await admin.raw(`DROP USER IF EXISTS ?@'%'`, [user]).catch(() => undefined);
+    for (const u of [user, inserter]) await admin.raw(`DROP USER IF EXISTS ?@'%'`, [u]).catch(() => undefined);
     await admin.destroy();
     await d?.drop();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
@@ -58,8 +63,9 @@ describeMysql('discover_hosts: the join on the cell\'s server and the two reads 
   async function setVariant(variant: Variant): Promise<void> {
     for (const c of d.cells) {
       const url = rootUrls.get(c.id) as string;
-      const asUser = url.replace(/^mysql\+pymysql:\/\/[^@]+@/, `mysql+pymysql://${user}:${password}@`);
-      await d.api('cell_mappings').where({ id: c.id }).update({ database_connection: variant === 'user without the API database' ? asUser : url });
+      const as = (u: string): string => url.replace(/^mysql\+pymysql:\/\/[^@]+@/, `mysql+pymysql://${u}:${password}@`);
+      const connection = variant === 'user without the API database' ? as(user) : variant === 'user who may only insert into host_mappings' ? as(inserter) : url;
+      await d.api('cell_mappings').where({ id: c.id }).update({ database_connection: connection });
       const collation = variant === 'host columns in utf8mb3_bin' ? 'utf8mb3_bin' : 'utf8mb3_general_ci';
       for (const table of ['compute_nodes', 'services']) await c.knex.raw(`ALTER TABLE ${table} MODIFY host varchar(255) COLLATE ${collation} DEFAULT NULL`);
     }
@@ -122,6 +128,7 @@ describeMysql('discover_hosts: the join on the cell\'s server and the two reads 
       expect(joined.how).toEqual(d.cells.map((c) => `${c.uuid} joined on the cell's server`));
       expect(others[0]?.how).toEqual(d.cells.map((c) => `${c.uuid} both tables read (the cell database's user cannot see ${d.apiDatabase}.host_mappings)`));
       expect(others[1]?.how).toEqual(d.cells.map((c) => `${c.uuid} both tables read (${table}.host is utf8mb3_bin and host_mappings.host is utf8mb3_general_ci)`));
+      expect(others[2]?.how).toEqual(d.cells.map((c) => expect.stringMatching(new RegExp(`^${c.uuid} both tables read \\(the join failed: .*SELECT command denied`))));
       for (const o of others) expect({ variant: o.variant, ...o.result }).toEqual({ variant: o.variant, ...joined.result });
 
       // And what they agree on is nova's answer (nova-behaviour §1.7, §1.8).
