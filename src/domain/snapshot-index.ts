@@ -220,7 +220,7 @@ function buildIndex(s: Snapshot): SnapshotIndex {
  * A lookup of a scoped placement read (PlacementSnapshot.scope): it answers
  * for the keys the read holds in full and throws for any other, and cannot
  * be walked. A planner that asks beyond the scope its command read for is a
- * bug; it fails the command (exit 2) instead of planning on a partial view,
+ * bug; it fails the command (exit 255, internal) instead of planning on a partial view,
  * e.g. taking a consumer's allocations elsewhere for none.
  */
 class ScopedMap<K, V> implements ReadonlyMap<K, V> {
