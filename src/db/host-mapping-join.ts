@@ -39,7 +39,8 @@ export async function hostMappingJoin(api: Database, cell: Database, cellTable: 
     conn = await api.knex.client.acquireConnection();
     const mine = rowsOf(await api.knex.raw('SELECT GET_LOCK(?, 0) AS got, CONNECTION_ID() AS id, DATABASE() AS db', [lockName]).connection(conn))[0];
     const apiSchema = mine?.db;
-    if (Number(mine?.got) !== 1 || typeof apiSchema !== 'string') return { joined: false, reason: 'the API connection could not take a user lock' };
+    if (Number(mine?.got) !== 1) return { joined: false, reason: 'the API connection could not take a user lock' };
+    if (typeof apiSchema !== 'string') return { joined: false, reason: 'the API connection has no current database' };
     const seen = rowsOf(
       await cell.knex.raw(
         'SELECT IS_USED_LOCK(?) AS holder, ' +
