@@ -34,7 +34,8 @@ export interface ReadSnapshotOptions {
   /**
    * Read placement too; without it Snapshot.placement is undefined. 'audit':
    * without allocations and consumers, which the audit streams afterwards
-   * (PlacementSnapshot.streamed).
+   * (PlacementSnapshot.streamed). A ScopedPlacement: the 'audit' read, then
+   * the rows of the providers a planner names (PlacementSnapshot.scope).
    */
   readonly placement: boolean | 'audit' | ScopedPlacement;
   readonly ironic?: IronicSource;
@@ -142,7 +143,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   // The planner indexes the snapshot again; only placement's rows are new (indexWithPlacementRows).
   const base = indexSnapshot(snapshot);
   const providerIds = scoped.scopeOf(base);
-  progress(`reading the allocations of ${providerIds.length} resource provider(s) from the placement database (${placementDb.target.display})…`);
+  progress(`reading the allocations of ${new Set(providerIds).size} resource provider(s) from the placement database (${placementDb.target.display})…`);
   let rows: PlacementSnapshot;
   try {
     rows = await readPlacementScope(placementDb.knex, pool, placement, providerIds);
