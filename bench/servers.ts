@@ -10,7 +10,7 @@
 // left behind by a benchmark that was killed outright (SIGKILL: no handler
 // runs) is stopped and removed by the next benchmark's startServers().
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -143,6 +143,7 @@ async function bootstrapDataDir(binaries: Binaries, dir: string, bufferPool: str
   const args = [
     '--no-defaults',
     `--datadir=${join(dir, 'data')}`,
+    privateTmpdir(dir),
     ...runAsArgs(),
     // root@localhost and root@127.0.0.1 with an empty password and the native
     // plugin, so that mysql2 can log in over TCP as on the main server.
@@ -181,6 +182,7 @@ function launch(binaries: Binaries, root: string, dir: string, port: number, buf
   const args = [
     '--no-defaults',
     `--datadir=${join(dir, 'data')}`,
+    privateTmpdir(dir),
     ...runAsArgs(),
     `--port=${port}`,
     '--bind-address=127.0.0.1',
@@ -222,6 +224,20 @@ function launch(binaries: Binaries, root: string, dir: string, port: number, buf
   });
   liveServers.add(running);
   return running;
+}
+
+/**
+ * `--tmpdir` in the server's own folder, made if missing. Every mariadbd, the
+ * bootstrap one of mariadb-install-db included, deletes every `#sql*` file in
+ * its tmpdir as it starts (mysql_rm_tmp_tables): with the default /tmp, a
+ * throw-away server starting while the main server ran a query deleted that
+ * query's internal temporary table under it ("Error on delete of
+ * '/tmp/#sql-temptable-...MAI'", a CI failure of 2026-12-05).
+ */
+export function privateTmpdir(dir: string): string {
+  const path = join(dir, 'tmp');
+  mkdirSync(path, { recursive: true });
+  return `--tmpdir=${path}`;
 }
 
 /** mariadbd refuses to run as root unless told to. */

@@ -3,13 +3,15 @@
 // While cell1's compute_nodes table is write-locked, discover_hosts with
 // cell_concurrency 2 still maps cell2's hosts; with cell_concurrency 1 it
 // waits for cell1 first. No timing involved, so it holds on a busy machine.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { generateScale, resetDiscovery } from '../../src/sandbox/scale-generator.js';
 import { createScratchDeployment, parseServer, serverKnex, type ScratchDeployment, type Server } from '../../bench/scratch-deployment.js';
 import { findBinaries, startServers, stopAllServers } from '../../bench/servers.js';
+import { rowsOf } from '../../src/db/mysql-results.js';
 import { runBin, type CliResult } from '../helpers/cli.js';
 import { describeMysql, MYSQL_URL } from '../helpers/mysql.js';
 
@@ -29,18 +31,40 @@ describeMysql('discover_hosts with cells on two servers', () => {
   let extraServer: Server | undefined;
   const main = parseServer(MYSQL_URL);
 
+  // A file named as a server's internal temporary table, in the temp folder
+  // every server shares by default: a throw-away server (and its bootstrap)
+  // that used that folder would delete it as it started.
+  const decoy = join(tmpdir(), `#sql-temptable-nova-reconcile-${process.pid}.MAI`);
+  let extraTmpdir: string | undefined;
+  let extraDir: string | undefined;
+
   beforeAll(async () => {
     if (!haveMariadbd()) return;
+    writeFileSync(decoy, 'not the extra server\'s\n');
     const [extra] = await startServers(1);
     if (extra === undefined) throw new Error('no server started');
     extraServer = extra.server;
+    extraDir = extra.dir;
+    const knex = serverKnex(extra.server);
+    try {
+      extraTmpdir = String((rowsOf(await knex.raw('SELECT @@tmpdir AS t'))[0] as { t: unknown }).t);
+    } finally {
+      await knex.destroy();
+    }
     deployment = await createScratchDeployment(main, 2, { cellServers: [main, extra.server] });
     await generateScale(deployment.scaleDatabases, { hostsPerCell: HOSTS_PER_CELL, nodesPerHost: 1 });
   });
 
   afterAll(async () => {
+    rmSync(decoy, { force: true });
     await deployment?.drop();
     await stopAllServers();
+  });
+
+  it.skipIf(!haveMariadbd())("a throw-away server keeps to its own tmpdir and leaves the other servers' temporary files alone", () => {
+    expect(existsSync(decoy)).toBe(true);
+    expect(extraDir).toBeDefined();
+    expect(extraTmpdir).toBe(join(extraDir ?? '', 'tmp'));
   });
 
   function conf(d: ScratchDeployment, concurrency: number): string {
