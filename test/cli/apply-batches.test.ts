@@ -287,3 +287,98 @@ describeMysql('apply batches [mariadb]', () => {
     }, 120_000);
   }
 });
+
+// placement cleanup_providers: each unit removes the allocations of every
+// consumer on a stale provider, one change per consumer, then deletes the
+// provider. A batch writes every unit's first removal as one run, then the
+// rest, then every deletion as one run (writeOrder in db/apply-change.ts).
+describeMysql('apply batches of placement cleanup_providers [mariadb]', () => {
+  const STALE = 10;
+  let d: TestDeployment;
+  let names: string[];
+  let before: Snapshot;
+  const checksum = (): Promise<Snapshot> => checksumMysqlDatabases(names);
+  const cleanupProviders = (env: Record<string, string> = {}): ReturnType<typeof runBin> => runBin([...d.args, 'placement', 'cleanup_providers', '--apply', '--stats'], { env });
+
+  beforeEach(async () => {
+    d = await createTestDeployment('mysql', 'empty', 'bap');
+    names = DBS.map((n) => mysqlDatabaseOf(d.url(n)));
+    const cloud = await generateCloud(
+      { api: d.dbs.api, cells: [d.dbs.cells.cell1], cellIds: [d.dbs.cellIds.cell1], placement: d.dbs.placement },
+      { hostsPerCell: 4 * STALE, instancesPerCell: 2 * STALE, staleProviderFraction: 0.25 },
+    );
+    expect(cloud.staleProviders).toBe(STALE);
+    // Units that differ: the first stale provider holds a second orphaned
+    // consumer's allocations (its unit removes two consumers' allocations),
+    // and the second's consumer also holds an allocation on a live provider
+    // (its removal bumps that provider instead of deleting the consumer).
+    const p = d.knex('placement');
+    const stale = (await p('resource_providers as rp')
+      .join('allocations as a', 'a.resource_provider_id', 'rp.id')
+      .join('consumers as c', 'c.uuid', 'a.consumer_id')
+      .where('rp.name', 'like', '%-gone-%')
+      .distinct('rp.id', 'c.uuid', 'c.project_id', 'c.user_id')
+      .orderBy('rp.id')) as Array<{ id: number; uuid: string; project_id: number; user_id: number }>;
+    expect(stale).toHaveLength(STALE);
+    const [first, second] = stale as [(typeof stale)[number], (typeof stale)[number]];
+    const now = '2026-12-05 00:00:00';
+    const extra = '5e5e5e5e-0000-4000-8000-000000000001';
+    await p('consumers').insert({ uuid: extra, project_id: first.project_id, user_id: first.user_id, generation: 1, created_at: now, updated_at: now });
+    const vcpu = ((await p('resource_classes').where('name', 'VCPU').first()) as { id: number } | undefined)?.id ?? 0;
+    await p('allocations').insert({ resource_provider_id: first.id, consumer_id: extra, resource_class_id: vcpu, used: 1, created_at: now });
+    const live = (await p('resource_providers').where('name', 'not like', '%-gone-%').orderBy('id').first()) as { id: number };
+    await p('allocations').insert({ resource_provider_id: live.id, consumer_id: second.uuid, resource_class_id: vcpu, used: 1, created_at: now });
+    before = await checksum();
+  }, 120_000);
+  afterEach(async () => {
+    await d?.cleanup();
+  });
+
+  /** The kinds of each unit's journaled changes, in journal order, by unit. */
+  function kindsByUnit(lines: readonly Line[]): Record<string, string[]> {
+    const out: Record<string, string[]> = {};
+    for (const l of lines) if (l.type === 'change' && l.unit !== undefined) (out[l.unit] ??= []).push(l.change?.kind ?? '');
+    return out;
+  }
+
+  it("writes and journals what one unit at a time does, each unit's changes in its order, in a fraction of the round trips; undo of either restores every table", async () => {
+    const plan = await runBin([...d.args, 'placement', 'cleanup_providers', '--format', 'json', '--stats']);
+    expect(plan.code, plan.stderr).toBe(3);
+    const reads = roundTrips(plan.stderr);
+    const units = (JSON.parse(plan.stdout) as { units: Array<{ changes: Array<{ kind: string }> }> }).units;
+    expect(units).toHaveLength(STALE);
+    // The units differ as set up: one removes two consumers' allocations.
+    expect(units.map((u) => u.changes.filter((c) => c.kind === 'remove-provider-allocations').length).sort()).toEqual([...Array<number>(STALE - 1).fill(1), 2]);
+
+    const serial = await cleanupProviders({ OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1', OS_NOVA_RECONCILE__APPLY_CONCURRENCY: '1' });
+    expect(serial.code, serial.stderr).toBe(4);
+    const serialJournal = journalOf(serial.stderr);
+    expectAllCommitted(serialJournal.lines);
+    const serialUndo = await runBin([...d.args, 'undo', serialJournal.path, '--apply'], { env: { OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1' } });
+    expect(serialUndo.code, serialUndo.stderr).toBe(4);
+    expect(await checksum()).toEqual(before);
+
+    const batched = await cleanupProviders();
+    expect(batched.code, batched.stderr).toBe(4);
+    expect(batched.stdout).toBe(serial.stdout);
+    const journal = journalOf(batched.stderr);
+    expectAllCommitted(journal.lines);
+    expect(changesOf(journal.lines)).toEqual(changesOf(serialJournal.lines));
+    expect(kindsByUnit(journal.lines)).toEqual(kindsByUnit(serialJournal.lines));
+    // One at a time: BEGIN, two round trips per change, the journal, COMMIT, per unit. The batch: two round trips per run of changes.
+    // The writes' round trips (the apply's beyond the dry run's reads): one at a
+    // time, BEGIN, two per change and COMMIT, a unit; the batch, two per run of
+    // changes (50 here when only consecutive changes of one kind formed a run).
+    const serialWrites = roundTrips(serial.stderr) - reads;
+    const batchedWrites = roundTrips(batched.stderr) - reads;
+    expect(serialWrites).toBeGreaterThan(8 * STALE);
+    expect(batchedWrites).toBeLessThan(serialWrites / 4);
+    expect((await runBin([...d.args, 'placement', 'cleanup_providers'])).code).toBe(0);
+
+    const undo = await runBin([...d.args, 'undo', journal.path, '--apply']);
+    expect(undo.code, undo.stderr).toBe(4);
+    expect(await checksum()).toEqual(before);
+    expect((await runBin([...d.args, 'placement', 'cleanup_providers', '--format', 'json'])).stdout).toBe(plan.stdout);
+    expect(reads).toBeGreaterThan(0);
+  }, 120_000);
+});

@@ -1,8 +1,10 @@
 // Which units an apply writes together (src/operations/apply-batches.ts):
 // consecutive units of one shape whose footprints are disjoint, at most
-// apply_batch_units of them; anything else on its own, in plan order.
+// apply_batch_units of them; anything else on its own, in plan order. And
+// the order in which a batch's changes are written (src/db/apply-change.ts).
 import { describe, expect, it } from 'vitest';
 import { batchUnits, shapeOf } from '../../src/operations/apply-batches.js';
+import { writeOrder, type BatchedChange } from '../../src/db/apply-change.js';
 import type { Change, Unit } from '../../src/domain/plan.js';
 
 const C1 = 'c1c1c1c1-0000-4000-8000-000000000001';
@@ -76,5 +78,63 @@ describe('batchUnits', () => {
     expect(batches[1]?.footprint).toBeUndefined();
     expect(batches[4]?.footprint).toEqual(['k5', 'k6']);
     expect(batches[0]?.shapes).toBeUndefined();
+  });
+});
+
+describe('writeOrder (the order of an apply batch\'s writes)', () => {
+  const kinds = { R: 'remove-provider-allocations', D: 'delete-provider', S: 'soft-delete-compute-node', K: 'rekey-provider' } as const;
+  /** Each unit's changes as letters (R, D, S, K), flattened unit by unit as commitGroup does. */
+  function batch(...units: string[]): BatchedChange[] {
+    return units.flatMap((letters, u) => [...letters].map((l) => ({ unit: `u${u + 1}`, change: { kind: kinds[l as keyof typeof kinds] } as unknown as Change })));
+  }
+
+  it('gathers the same step of every unit into one run: [R,D] units write every R, then every D', () => {
+    expect(writeOrder(batch('RD', 'RD', 'RD'))).toEqual([
+      [0, 2, 4],
+      [1, 3, 5],
+    ]);
+  });
+
+  it('keeps each unit in its order when the units differ, taking the kind most heads have (the first unit\'s on a tie)', () => {
+    // u1: R R D (0 1 2), u2: R D (3 4)
+    expect(writeOrder(batch('RRD', 'RD'))).toEqual([[0, 3], [1], [2, 4]]);
+    // u1: D (0), u2: R D (1 2), u3: R D (3 4): R at two heads goes first
+    expect(writeOrder(batch('D', 'RD', 'RD'))).toEqual([
+      [1, 3],
+      [0, 2, 4],
+    ]);
+  });
+
+  it('writes a change without a form for several alone, as soon as it heads its unit', () => {
+    // u1: K D (0 1), u2: D (2)
+    expect(writeOrder(batch('KD', 'D'))).toEqual([[0], [1, 2]]);
+  });
+
+  it('never puts two changes of one unit in a run', () => {
+    expect(writeOrder(batch('DD'))).toEqual([[0], [1]]);
+    expect(writeOrder([{ unit: 'a', change: { kind: 'delete-provider' } as unknown as Change }, { unit: 'b', change: { kind: 'delete-provider' } as unknown as Change }, { unit: 'a', change: { kind: 'delete-provider' } as unknown as Change }])).toEqual([[0, 1], [2]]);
+  });
+
+  it('on any batch: every change once, each unit in its order, each run one kind and at most one change a unit', () => {
+    let seed = 7;
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (let round = 0; round < 300; round++) {
+      const units = Array.from({ length: 1 + next(6) }, () => Array.from({ length: 1 + next(4) }, () => 'RDSK'[next(4)]).join(''));
+      const changes = batch(...units);
+      const runs = writeOrder(changes);
+      const order = runs.flat();
+      expect([...order].sort((a, b) => a - b)).toEqual(changes.map((_, i) => i));
+      for (const run of runs) {
+        expect(new Set(run.map((i) => changes[i]?.change.kind)).size).toBe(1);
+        expect(new Set(run.map((i) => changes[i]?.unit)).size).toBe(run.length);
+      }
+      for (const u of new Set(changes.map((c) => c.unit))) {
+        const mine = order.filter((i) => changes[i]?.unit === u);
+        expect(mine).toEqual([...mine].sort((a, b) => a - b));
+      }
+    }
   });
 });

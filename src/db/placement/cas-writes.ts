@@ -93,28 +93,64 @@ export interface RemoveAllocationsExpect {
 }
 
 export async function removeProviderAllocations(trx: Knex.Transaction, dialect: Dialect, expect: RemoveAllocationsExpect, now: string): Promise<RowImage[]> {
-  // One round trip (statement-batch.ts): the consumer, every allocation it holds, the
-  // providers they are on and the one losing them, all under lock, in that order. The
-  // providers are reached through the consumer's allocations (a join driven by
-  // allocations' consumer_id index, then the primary key): an IN subquery OR'ed with
-  // the id could make the server scan, and lock, every provider row.
-  const read = await runStatements(trx, [
-    lockedSelect(trx, dialect, 'consumers', { uuid: expect.consumerUuid }),
-    withLock(trx('allocations').select('*').where('consumer_id', expect.consumerUuid).orderBy('id'), dialect),
-    lockedThroughAllocations(trx, dialect, { table: 'resource_providers', key: 'id', via: 'resource_provider_id' }, { 'allocations.consumer_id': expect.consumerUuid }),
-    lockedSelect(trx, dialect, 'resource_providers', { id: expect.providerId }),
-  ]);
-  const [consumer] = read.rows(0);
+  return (await removeProviderAllocationsOfMany(trx, dialect, [expect], now))[0] as RowImage[];
+}
+
+/**
+ * removeProviderAllocations of several consumers (an apply batch's units:
+ * their footprints are disjoint, so no two of them share a consumer or a
+ * provider, the ones bumped included), in two round trips in all
+ * (statement-batch.ts): every consumer's rows under lock, then every write.
+ * Any conflict throws, and the caller's transaction is rolled back whole.
+ */
+export async function removeProviderAllocationsOfMany(trx: Knex.Transaction, dialect: Dialect, expects: readonly RemoveAllocationsExpect[], now: string): Promise<RowImage[][]> {
+  // Per consumer: the consumer, every allocation it holds, the providers they
+  // are on and the one losing them, all under lock, in that order. The
+  // providers are reached through the consumer's allocations (a join driven
+  // by allocations' consumer_id index, then the primary key): an IN subquery
+  // OR'ed with the id could make the server scan, and lock, every provider row.
+  const READS = 4;
+  const read = await runStatements(
+    trx,
+    expects.flatMap((expect) => [
+      lockedSelect(trx, dialect, 'consumers', { uuid: expect.consumerUuid }),
+      withLock(trx('allocations').select('*').where('consumer_id', expect.consumerUuid).orderBy('id'), dialect),
+      lockedThroughAllocations(trx, dialect, { table: 'resource_providers', key: 'id', via: 'resource_provider_id' }, { 'allocations.consumer_id': expect.consumerUuid }),
+      lockedSelect(trx, dialect, 'resource_providers', { id: expect.providerId }),
+    ]),
+  );
+  const removals = expects.map((expect, k) => planRemoval(trx, expect, [read.rows(k * READS), read.rows(k * READS + 1), read.rows(k * READS + 2), read.rows(k * READS + 3)], now));
+  const written = await runStatements(
+    trx,
+    removals.flatMap((r) => r.writes),
+  );
+  let at = 0;
+  return removals.map((r) => {
+    const images = r.check((i) => written.affected(at + i));
+    at += r.writes.length;
+    return images;
+  });
+}
+
+interface Removal {
+  /** The allocations' delete, the consumer's delete or bump, then each provider's bump. */
+  readonly writes: readonly Knex.QueryBuilder[];
+  /** The row images, once each write's affected-row count (by its index in `writes`) was as planned. */
+  readonly check: (affected: (index: number) => number) => RowImage[];
+}
+
+function planRemoval(trx: Knex.Transaction, expect: RemoveAllocationsExpect, [consumers, held, reached, losingRows]: readonly (readonly Row[])[], now: string): Removal {
+  const [consumer] = consumers as readonly Row[];
   if (consumer === undefined) throw new CasConflict(`consumer ${expect.consumerUuid} no longer exists`);
   if (Number(consumer['generation']) !== expect.consumerGeneration)
     throw new CasConflict(`consumer ${expect.consumerUuid} generation is ${String(consumer['generation'])}, planned ${expect.consumerGeneration}`);
-  const held = read.rows(1);
-  const mine = held.filter((r) => Number(r['resource_provider_id']) === expect.providerId);
+  const allocations = held as readonly Row[];
+  const mine = allocations.filter((r) => Number(r['resource_provider_id']) === expect.providerId);
   if (!sameAllocations(mine, expect.allocations)) throw new CasConflict(`allocations of consumer ${expect.consumerUuid} on provider ${expect.providerUuid} changed`);
-  const providerById = new Map([...read.rows(2), ...read.rows(3)].map((rp) => [Number(rp['id']), rp] as const));
+  const providerById = new Map([...(reached as readonly Row[]), ...(losingRows as readonly Row[])].map((rp) => [Number(rp['id']), rp] as const));
   const losing = providerById.get(expect.providerId);
   if (losing === undefined) throw new CasConflict(`resource provider ${expect.providerId} disappeared`);
-  const rest = held.filter((r) => Number(r['resource_provider_id']) !== expect.providerId);
+  const rest = allocations.filter((r) => Number(r['resource_provider_id']) !== expect.providerId);
   const consumerId = Number(consumer['id']);
   // A PUT of the remaining allocations bumps every provider in the new set.
   const others = [...new Set(rest.map((r) => Number(r['resource_provider_id'])))].sort((a, b) => a - b);
@@ -131,7 +167,7 @@ export async function removeProviderAllocations(trx: Knex.Transaction, dialect: 
     trx('resource_providers')
       .update({ generation: Number(rp['generation']) + 1, updated_at: now })
       .where({ id: Number(rp['id']), generation: Number(rp['generation']) });
-  const written = await runStatements(trx, [
+  const writes = [
     trx('allocations')
       .delete()
       .whereIn(
@@ -142,28 +178,31 @@ export async function removeProviderAllocations(trx: Knex.Transaction, dialect: 
       ? trx('consumers').delete().where({ id: consumerId, generation: expect.consumerGeneration })
       : trx('consumers').update({ generation: expect.consumerGeneration + 1, updated_at: now }).where({ id: consumerId, generation: expect.consumerGeneration }),
     ...[losing, ...bumped].map(bump),
-  ]);
-  if (written.affected(0) !== mine.length) throw new CasConflict(`allocations of consumer ${expect.consumerUuid} on provider ${expect.providerUuid} changed while being removed`);
-  if (written.affected(1) !== 1) throw new CasConflict(`consumer ${expect.consumerUuid} changed while its allocations were rewritten`);
-  [losing, ...bumped].forEach((rp, i) => {
-    if (written.affected(2 + i) !== 1) throw new CasConflict(`resource provider ${String(rp['uuid'])} generation changed`);
-  });
+  ];
+  const check = (affected: (index: number) => number): RowImage[] => {
+    if (affected(0) !== mine.length) throw new CasConflict(`allocations of consumer ${expect.consumerUuid} on provider ${expect.providerUuid} changed while being removed`);
+    if (affected(1) !== 1) throw new CasConflict(`consumer ${expect.consumerUuid} changed while its allocations were rewritten`);
+    [losing, ...bumped].forEach((rp, i) => {
+      if (affected(2 + i) !== 1) throw new CasConflict(`resource provider ${String(rp['uuid'])} generation changed`);
+    });
 
-  const bumpedImage = (rp: Row): RowImage => ({
-    table: 'resource_providers',
-    key: { id: Number(rp['id']) },
-    before: rp,
-    after: { ...rp, generation: Number(rp['generation']) + 1, updated_at: now },
-  });
-  const images: RowImage[] = mine.map((row) => ({ table: 'allocations', key: { id: Number(row['id']) }, before: row, after: null }));
-  images.push(bumpedImage(losing));
-  if (rest.length === 0) {
-    images.push({ table: 'consumers', key: { id: consumerId }, before: consumer, after: null });
+    const bumpedImage = (rp: Row): RowImage => ({
+      table: 'resource_providers',
+      key: { id: Number(rp['id']) },
+      before: rp,
+      after: { ...rp, generation: Number(rp['generation']) + 1, updated_at: now },
+    });
+    const images: RowImage[] = mine.map((row) => ({ table: 'allocations', key: { id: Number(row['id']) }, before: row, after: null }));
+    images.push(bumpedImage(losing));
+    if (rest.length === 0) {
+      images.push({ table: 'consumers', key: { id: consumerId }, before: consumer, after: null });
+      return images;
+    }
+    images.push({ table: 'consumers', key: { id: consumerId }, before: consumer, after: { ...consumer, generation: expect.consumerGeneration + 1, updated_at: now } });
+    for (const rp of bumped) images.push(bumpedImage(rp));
     return images;
-  }
-  images.push({ table: 'consumers', key: { id: consumerId }, before: consumer, after: { ...consumer, generation: expect.consumerGeneration + 1, updated_at: now } });
-  for (const rp of bumped) images.push(bumpedImage(rp));
-  return images;
+  };
+  return { writes, check };
 }
 
 export interface RekeyProviderExpect {
