@@ -21,6 +21,12 @@ export function configArguments(sources: readonly ConfigSource[]): string {
   return sources.map((s) => `${s.kind === 'file' ? '--config-file' : '--config-dir'} ${shellWord(s.path)}`).join(' ');
 }
 
+/** The command line that undoes a journal, as this process was started and configured (an interrupt's summary). */
+export function undoCommandLine(self: string | undefined, sources: readonly ConfigSource[], journalPath: string): string {
+  const config = configArguments(sources);
+  return `${self ?? 'nova-reconcile'}${config === '' ? '' : ` ${config}`} undo ${shellWord(journalPath)} --apply`;
+}
+
 export function withConfigArguments(text: string, sources: readonly ConfigSource[]): string {
   if (sources.length === 0) return text;
   const args = configArguments(sources);

@@ -1,6 +1,8 @@
 // placement heal_allocations: nova-manage's options, messages and exit codes; writes placement directly.
 import { renderHealJson, renderHealLines, renderHealNotes } from '../cli/render-heal.js';
+import { signalExitCode, type Interrupts } from '../cli/context.js';
 import { flagOption, stringOption } from '../cli/options.js';
+import { undoCommandLine } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { runHealAllocations } from '../operations/heal-allocations.js';
 import { journalSettings, printJson, useDeployment } from './deployment.js';
@@ -66,6 +68,7 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
     [4, 'Command completed successfully but no allocations were created (always with --dry-run).'],
     [8, 'Cannot heal instance with vGPU or Cyborg resource request.'],
     [127, 'Invalid input.'],
+    [130, 'interrupted by Ctrl-C (SIGINT) while writing: no instance written after it, the one in flight finished; a summary on stderr gives the instances healed, the journal and the undo command (a second Ctrl-C stops at once)'],
     [255, 'any other error ("An error has occurred:" and one line on stdout): database unreachable, lock held'],
   ],
   differences: [
@@ -74,6 +77,7 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
     'Port (QoS) allocations need Neutron, which nova-reconcile does not reach, and port resource requests are not visible in the Nova databases; they are never healed, with or without --skip-port-allocations, so exit codes 5, 6 and 7 do not occur.',
     'Why an exit 3 happened goes to stderr (nova prints an empty "Error: "); --dry-run also warns on stderr about a write that would be refused.',
     'Every write is journaled and undoable (`nova-reconcile undo JOURNAL`); --format json prints one document.',
+    'Ctrl-C or SIGTERM while the allocations are written stops after the instance in flight, prints what was healed, the journal and the undo command on stderr, and exits 130 or 143 (nova-manage stops where it is).',
     'Flavors with hw:cpu_policy=mixed, hw:mem_encryption or hw:pmem are refused (exit 3) instead of being computed.',
     'As in nova, --max-count is checked at the end of a page and of a cell, and an unlimited run that healed exactly 50 instances when a cell ends stops with exit 1.',
   ],
@@ -103,16 +107,31 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
         dryRun: o.dryRun,
         force: o.force,
         ...journalSettings(ctx, o.journal),
+        ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal, holdInterrupts: () => (ctx.interrupts as Interrupts).hold() }),
       }),
     );
-    for (const line of renderHealNotes(result)) ctx.stderr.write(line + '\n');
+    const interrupted = result.interrupted;
+    // Interrupted: nova's closing line would claim a finished run; the exit code is the signal's.
+    const shown = interrupted === undefined ? result : { ...result, end: { code: signalExitCode(interrupted.reason), text: '', always: false, detail: null } };
+    for (const line of renderHealNotes(shown)) ctx.stderr.write(line + '\n');
     // The operator log: what nova-manage --verbose would print of a run that writes, and its notes.
     if (!o.dryRun) {
-      for (const line of renderHealLines(result, true)) ctx.log?.info(line);
-      for (const line of renderHealNotes(result)) ctx.log?.warning(line);
+      for (const line of renderHealLines(shown, true)) ctx.log?.info(line);
+      for (const line of renderHealNotes(shown)) ctx.log?.warning(line);
     }
-    if (o.json) printJson(ctx, renderHealJson(result));
-    else for (const line of renderHealLines(result, o.verbose)) ctx.stdout.write(line + '\n');
-    return result.end.code;
+    if (o.json) printJson(ctx, renderHealJson(shown));
+    else for (const line of renderHealLines(shown, o.verbose)) ctx.stdout.write(line + '\n');
+    if (interrupted !== undefined) {
+      const healed = result.steps.filter((s) => 'status' in s && s.status === 'healed').length;
+      const lines = [`nova-reconcile: interrupted by ${interrupted.reason}: ${healed} instance(s) healed, ${interrupted.notStarted} not started.`];
+      if (result.journalPath !== undefined) {
+        lines.push(`  journal: ${result.journalPath}`);
+        lines.push(`  to undo what was healed: ${undoCommandLine(ctx.selfCommand, ctx.configSources, result.journalPath)}`);
+      }
+      lines.push('  to finish: run the same command again (it heals what is still missing).');
+      ctx.stderr.write(lines.join('\n') + '\n');
+      ctx.log?.warning(`placement heal_allocations interrupted by ${interrupted.reason}: ${healed} instance(s) healed, ${interrupted.notStarted} not started${result.journalPath === undefined ? '' : ` (journal ${result.journalPath})`}`);
+    }
+    return shown.end.code;
   },
 };

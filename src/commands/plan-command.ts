@@ -24,8 +24,7 @@ import { runPlan, type ApplyWatch, type Gate } from '../operations/run-plan.js';
 import { printJson } from './deployment.js';
 import { createProgress } from '../cli/progress.js';
 import { signalExitCode } from '../cli/context.js';
-import { configArguments } from '../cli/suggestions.js';
-import { shellWord } from '../domain/text-and-maps.js';
+import { undoCommandLine } from '../cli/suggestions.js';
 
 export const APPLY_OPTIONS: readonly OptionSpec[] = [
   { flags: '--apply', description: 'apply the plan; without it the plan is printed and nothing changes' },
@@ -273,14 +272,12 @@ function doneLine(result: ApplyResult, total: number): string {
 /** What an interrupted apply did, where its journal is and how to undo or finish it (stderr). */
 function interruptSummary(result: ApplyResult, total: number, ctx: CommandContext): string {
   const applied = result.outcomes.filter((u) => u.status === 'applied').length;
-  const self = ctx.selfCommand ?? 'nova-reconcile';
-  const config = configArguments(ctx.configSources);
   const lines = [
     `nova-reconcile: interrupted by ${result.interrupted?.reason ?? 'a signal'}: ${applied} of ${total} unit(s) applied, ${result.outcomes.length - applied} already done or skipped, ${result.interrupted?.notStarted ?? 0} not started.`,
   ];
   if (result.journalPath !== undefined) {
     lines.push(`  journal: ${result.journalPath}`);
-    lines.push(`  to undo what was applied: ${self}${config === '' ? '' : ` ${config}`} undo ${shellWord(result.journalPath)} --apply`);
+    lines.push(`  to undo what was applied: ${undoCommandLine(ctx.selfCommand, ctx.configSources, result.journalPath)}`);
   }
   lines.push('  to finish: run the same command again (it plans from what is there now).');
   return lines.join('\n') + '\n';

@@ -6,8 +6,7 @@ import { withApplyLock } from '../operations/apply-plan.js';
 import { readJournalFor, undoJournal } from '../operations/undo.js';
 import { printJson, useDeployment } from './deployment.js';
 import { signalExitCode } from '../cli/context.js';
-import { configArguments } from '../cli/suggestions.js';
-import { shellWord } from '../domain/text-and-maps.js';
+import { undoCommandLine } from '../cli/suggestions.js';
 
 interface UndoOptions {
   /** The journal to undo (the positional argument). */
@@ -120,12 +119,10 @@ export const undoCommand: CommandSpec<UndoOptions> = {
       if (dryRun && count('would-restore') > 0) ctx.stdout.write('Nothing was changed. Re-run with --apply to restore.\n');
     }
     if (result.interrupted !== undefined) {
-      const self = ctx.selfCommand ?? 'nova-reconcile';
-      const config = configArguments(ctx.configSources);
       ctx.stderr.write(
         `nova-reconcile: interrupted by ${result.interrupted.reason}: ${count('restored')} change(s) restored, ${result.interrupted.notStarted} not started.\n` +
           (result.undoJournalPath === undefined ? '' : `  journal: ${result.undoJournalPath}\n`) +
-          `  to finish: ${self}${config === '' ? '' : ` ${config}`} undo ${shellWord(result.journal)} --apply (rows already restored are left alone)\n`,
+          `  to finish: ${undoCommandLine(ctx.selfCommand, ctx.configSources, result.journal)} (rows already restored are left alone)\n`,
       );
       ctx.log?.warning(`undo of ${result.command} (${result.journal}) interrupted by ${result.interrupted.reason}: ${result.interrupted.notStarted} change(s) not started`);
       return signalExitCode(result.interrupted.reason);

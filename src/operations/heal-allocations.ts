@@ -29,6 +29,14 @@ export interface HealRunOptions extends JournalSettings {
   readonly maxCount: string | undefined;
   readonly dryRun: boolean;
   readonly force: boolean;
+  /**
+   * Ctrl-C or SIGTERM while the writes run: no instance is written after it,
+   * the one in flight finishes (HealRunResult.interrupted). `holdInterrupts`
+   * makes the signals graceful for the writes only (main.ts); before them a
+   * signal ends the process at once, as it does any read-only run.
+   */
+  readonly signal?: AbortSignal;
+  readonly holdInterrupts?: () => () => void;
 }
 
 export type HealStepOutcome =
@@ -41,6 +49,8 @@ export interface HealRunResult {
   readonly steps: readonly HealStepOutcome[];
   readonly end: HealEnd;
   readonly journalPath: string | undefined;
+  /** Set when a signal stopped the writes: its reason (e.g. 'SIGINT'), and how many planned instances were not written. */
+  readonly interrupted?: { readonly reason: string; readonly notStarted: number };
 }
 
 /** nova's own messages for bad input: printed on stdout, exit 127 (after the verbose lines printed before the check). */
@@ -131,11 +141,16 @@ async function write(deployment: Deployment, plan: HealPlan, options: HealRunOpt
   const path = options.journalPath ?? defaultJournalPath(options.journalDir, HEAL_COMMAND, new Date());
   const journal = openJournal(path, journalHeader(HEAL_COMMAND, await deploymentIdentity(deployment)));
   options.onJournal?.(journal.path);
+  const release = options.holdInterrupts?.();
   try {
-    for (const step of plan.steps) {
+    for (const [i, step] of plan.steps.entries()) {
       if (step.kind === 'say') {
         steps.push({ step });
         continue;
+      }
+      if (options.signal?.aborted === true) {
+        const notStarted = plan.steps.slice(i).filter((s) => s.kind === 'heal').length;
+        return { dryRun: false, steps, end: plan.end, journalPath: journal.path, interrupted: { reason: String(options.signal.reason), notStarted } };
       }
       const planned = step.unit.changes[0];
       if (planned === undefined) throw new ReconcileError('internal', `instance ${step.instanceUuid} has no planned write`);
@@ -170,6 +185,7 @@ async function write(deployment: Deployment, plan: HealPlan, options: HealRunOpt
     }
   } finally {
     journal.close();
+    release?.();
   }
   return { dryRun: false, steps, end: plan.end, journalPath: journal.path };
 }

@@ -3,11 +3,10 @@
 // where the journal is and how to undo it, and the exit code is 130 / 143.
 // The undo command printed in the summary restores every table exactly, also
 // when the undo itself is interrupted and run again as its summary says.
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BIN, assertBuilt } from '../helpers/cli.js';
+import { runAndSignal as applyAndSignal } from '../helpers/signal.js';
 import { checksumMysqlDatabases, mysqlDatabaseOf } from '../helpers/db-checksum.js';
 import { describeMysql } from '../helpers/mysql.js';
 import type { DbName } from '../helpers/test-deployment.js';
@@ -16,39 +15,6 @@ import { readJournal } from '../../src/operations/journal.js';
 
 const ORPHANS = 400;
 const DBS: readonly DbName[] = ['api', 'cell1', 'cell2', 'placement'];
-
-interface Interrupted {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the apply and sends `sig` once its journal holds `atLines` lines. */
-function applyAndSignal(argv: readonly string[], journal: string, atLines: number, sig: NodeJS.Signals): Promise<Interrupted> {
-  assertBuilt();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...argv], { env: { PATH: process.env['PATH'], HOME: '/nonexistent-home' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    let sent = false;
-    const poll = setInterval(() => {
-      if (sent || !existsSync(journal)) return;
-      const lines = readFileSync(journal, 'utf8').split('\n').length - 1;
-      if (lines >= atLines) {
-        sent = child.kill(sig);
-        clearInterval(poll);
-      }
-    }, 2);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearInterval(poll);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
 
 describeMysql('Ctrl-C and SIGTERM during an apply', () => {
   let f: FaultDeployment;
