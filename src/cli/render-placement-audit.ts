@@ -2,6 +2,7 @@
 // codes, and our JSON document. The lines are nova's byte for byte, the
 // trailing space of "...are related. " included; the allocations are printed
 // as the Python dict nova prints (its repr of the provider's share).
+import { signalExitCode } from './context.js';
 import type { JsonDocument } from './json-contract.js';
 import type { AllocationPart } from '../domain/plan.js';
 import type { OrphanOutcome, PlacementAuditResult, ProviderAudit } from '../operations/placement-audit.js';
@@ -10,6 +11,7 @@ export const PLACEMENT_AUDIT_EXIT = { clean: 0, deleteFailed: 1, found: 3, delet
 
 export function placementAuditExitCode(result: PlacementAuditResult): number {
   if (result.kind === 'unknown-provider') return PLACEMENT_AUDIT_EXIT.unknownProvider;
+  if (result.interrupted !== undefined) return signalExitCode(result.interrupted.reason);
   if (result.stoppedAt !== undefined) return PLACEMENT_AUDIT_EXIT.deleteFailed;
   if (processedCount(result.providers) === 0) return PLACEMENT_AUDIT_EXIT.clean;
   return result.delete ? PLACEMENT_AUDIT_EXIT.deleted : PLACEMENT_AUDIT_EXIT.found;

@@ -1,6 +1,8 @@
 // placement audit: nova-manage's options, output and exit codes, reading placement from its database.
 import { placementAuditExitCode, renderPlacementAuditFailures, renderPlacementAuditJson, renderPlacementAuditLines } from '../cli/render-placement-audit.js';
+import { type Interrupts } from '../cli/context.js';
 import { flagOption, stringOption } from '../cli/options.js';
+import { undoCommandLine } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { NOVA_RESOURCE_CLASSES } from '../domain/placement-audit.js';
 import { runPlacementAudit } from '../operations/placement-audit.js';
@@ -49,6 +51,7 @@ export const placementAuditCommand: CommandSpec<PlacementAuditOptions> = {
     [3, 'orphaned allocations were found (no --delete)'],
     [4, 'orphaned allocations were found and deleted'],
     [127, 'the --resource_provider does not exist'],
+    [130, 'with --delete, interrupted by Ctrl-C (SIGINT) while deleting: the consumer in flight finished, no other was deleted; a summary on stderr gives the count, the journal and the undo command (a second Ctrl-C stops at once)'],
     [2, 'invalid usage'],
     [255, 'any other error ("An error has occurred:" and one line on stdout): database unreachable, lock held'],
   ],
@@ -61,6 +64,7 @@ export const placementAuditCommand: CommandSpec<PlacementAuditOptions> = {
     "Placement's allocation listing has no ORDER BY. nova-reconcile prints a provider's consumers in the order MariaDB returns them on a deployment of real size (by resource class, amount, then row; checked against the real nova-manage); on a database of a few rows MariaDB may choose another plan, and nova's order then differs.",
     'Set-based: the cells and placement are read once, in batches, instead of several requests per provider. Every cell must be readable: nova skips a cell that does not answer (and would call its allocations orphaned); nova-reconcile stops with an error instead.',
     'Errors print one line after "An error has occurred:" instead of a traceback.',
+    'Ctrl-C or SIGTERM during --delete stops after the consumer in flight, prints what was deleted, the journal and the undo command on stderr, and exits 130 or 143 (nova-manage stops where it is).',
   ],
   examples: ['nova-reconcile placement audit --verbose', 'nova-reconcile placement audit --all-resource-classes --delete --verbose', 'nova-reconcile undo JOURNAL'],
   parse(raw) {
@@ -80,6 +84,7 @@ export const placementAuditCommand: CommandSpec<PlacementAuditOptions> = {
         allResourceClasses: o.allResourceClasses,
         delete: o.delete,
         ...journalSettings(ctx, o.journal),
+        ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal, holdInterrupts: () => (ctx.interrupts as Interrupts).hold() }),
       }),
     );
     for (const line of renderPlacementAuditFailures(result)) ctx.stderr.write(line + '\n');
@@ -90,6 +95,18 @@ export const placementAuditCommand: CommandSpec<PlacementAuditOptions> = {
     }
     if (o.json) printJson(ctx, renderPlacementAuditJson(result));
     else for (const line of renderPlacementAuditLines(result, o.verbose)) ctx.stdout.write(line + '\n');
+    if (result.kind === 'audited' && result.interrupted !== undefined) {
+      const { reason, notStarted } = result.interrupted;
+      const deleted = result.providers.reduce((n, p) => n + p.orphans.filter((x) => x.outcome.status === 'deleted').length, 0);
+      const lines = [`nova-reconcile: interrupted by ${reason}: the allocations of ${deleted} orphaned consumer(s) deleted, ${notStarted} not started.`];
+      if (result.journalPath !== undefined) {
+        lines.push(`  journal: ${result.journalPath}`);
+        lines.push(`  to undo what was deleted: ${undoCommandLine(ctx.selfCommand, ctx.configSources, result.journalPath)}`);
+      }
+      lines.push('  to finish: run the same command again (it audits what is there now).');
+      ctx.stderr.write(lines.join('\n') + '\n');
+      ctx.log?.warning(`placement audit --delete interrupted by ${reason}: ${deleted} deleted, ${notStarted} not started${result.journalPath === undefined ? '' : ` (journal ${result.journalPath})`}`);
+    }
     return placementAuditExitCode(result);
   },
 };

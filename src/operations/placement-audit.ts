@@ -25,6 +25,9 @@ export interface PlacementAuditRunOptions extends JournalSettings {
   readonly providerUuid: string | undefined;
   readonly allResourceClasses: boolean;
   readonly delete: boolean;
+  /** Ctrl-C or SIGTERM while deleting: no consumer's allocations are deleted after it, the one in flight finishes (as heal_allocations). */
+  readonly signal?: AbortSignal;
+  readonly holdInterrupts?: () => () => void;
 }
 
 export type OrphanOutcome =
@@ -49,6 +52,8 @@ export type PlacementAuditResult =
       /** The provider after which the run stopped because a delete failed. */
       readonly stoppedAt: string | undefined;
       readonly journalPath: string | undefined;
+      /** Set when a signal stopped the deletes: its reason, and how many orphans were left as they were. */
+      readonly interrupted?: { readonly reason: string; readonly notStarted: number };
     };
 
 export async function runPlacementAudit(deployment: Deployment, options: PlacementAuditRunOptions): Promise<PlacementAuditResult> {
@@ -89,15 +94,24 @@ async function deleteOrphans(deployment: Deployment, report: Extract<PlacementAu
   let stoppedAt: string | undefined;
   /** Deletes committed so far: a failure after one says changed. */
   let deleted = 0;
+  let interrupted: { reason: string; notStarted: number } | undefined;
+  let left = orphansOf(report).length;
+  const release = options.holdInterrupts?.();
   try {
     for (const provider of report.providers) {
       const orphans: Array<{ orphan: OrphanedConsumer; outcome: OrphanOutcome }> = [];
       for (const orphan of provider.orphans) {
+        if (options.signal?.aborted === true) {
+          interrupted = { reason: String(options.signal.reason), notStarted: left };
+          break;
+        }
+        left -= 1;
         const outcome = await deleteOrphan(db, journal, provider, orphan);
         if (outcome.status === 'deleted' && !outcome.alreadyGone) deleted += 1;
         orphans.push({ orphan, outcome });
       }
       providers.push({ provider, orphans });
+      if (interrupted !== undefined) break;
       if (orphans.some((o) => o.outcome.status === 'failed')) {
         stoppedAt = provider.uuid;
         break;
@@ -108,8 +122,9 @@ async function deleteOrphans(deployment: Deployment, report: Extract<PlacementAu
     throw failedAfterChanges(err, deleted > 0);
   } finally {
     journal.close();
+    release?.();
   }
-  return { ...base, providers, stoppedAt, journalPath: journal.path };
+  return { ...base, providers, stoppedAt, journalPath: journal.path, ...(interrupted === undefined ? {} : { interrupted }) };
 }
 
 async function deleteOrphan(db: Database, journal: JournalWriter, provider: AuditedProvider, orphan: OrphanedConsumer): Promise<OrphanOutcome> {
