@@ -14,7 +14,7 @@ import { runBin } from '../helpers/cli.js';
 import { checksumMysqlDatabases, mysqlDatabaseOf, type Snapshot } from '../helpers/db-checksum.js';
 import { describeMysql, waitForLockWait } from '../helpers/mysql.js';
 import { createTestDeployment, type DbName, type TestDeployment } from '../helpers/test-deployment.js';
-import { generateCloud } from '../../src/sandbox/scale-cloud.js';
+import { generateCloud, type CloudOptions, type CloudResult } from '../../src/sandbox/scale-cloud.js';
 
 const DBS: readonly DbName[] = ['api', 'cell1', 'placement'];
 const ORPHANS = 12;
@@ -131,6 +131,17 @@ describe('apply batches [sqlite]', () => {
   }, 120_000);
 });
 
+/** A MariaDB deployment whose cell1 holds 4 × `units` hosts and 2 × `units` instances, broken as `broken` says. */
+async function createBatchCloud(prefix: string, units: number, broken: Partial<CloudOptions>): Promise<{ d: TestDeployment; names: string[]; cloud: CloudResult }> {
+  const d = await createTestDeployment('mysql', 'empty', prefix);
+  const names = DBS.map((n) => mysqlDatabaseOf(d.url(n)));
+  const cloud = await generateCloud(
+    { api: d.dbs.api, cells: [d.dbs.cells.cell1], cellIds: [d.dbs.cellIds.cell1], placement: d.dbs.placement },
+    { hostsPerCell: 4 * units, instancesPerCell: 2 * units, ...broken },
+  );
+  return { d, names, cloud };
+}
+
 describeMysql('apply batches [mariadb]', () => {
   let d: TestDeployment;
   let names: string[];
@@ -140,12 +151,8 @@ describeMysql('apply batches [mariadb]', () => {
     runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--stats', ...extra], { env });
 
   beforeEach(async () => {
-    d = await createTestDeployment('mysql', 'empty', 'bat');
-    names = DBS.map((n) => mysqlDatabaseOf(d.url(n)));
-    const cloud = await generateCloud(
-      { api: d.dbs.api, cells: [d.dbs.cells.cell1], cellIds: [d.dbs.cellIds.cell1], placement: d.dbs.placement },
-      { hostsPerCell: 4 * ORPHANS, instancesPerCell: 2 * ORPHANS, orphanFraction: 0.25 },
-    );
+    let cloud: CloudResult;
+    ({ d, names, cloud } = await createBatchCloud('bat', ORPHANS, { orphanFraction: 0.25 }));
     expect(cloud.orphanNodes).toBe(ORPHANS);
     before = await checksum();
   }, 120_000);
@@ -301,12 +308,8 @@ describeMysql('apply batches of placement cleanup_providers [mariadb]', () => {
   const cleanupProviders = (env: Record<string, string> = {}): ReturnType<typeof runBin> => runBin([...d.args, 'placement', 'cleanup_providers', '--apply', '--stats'], { env });
 
   beforeEach(async () => {
-    d = await createTestDeployment('mysql', 'empty', 'bap');
-    names = DBS.map((n) => mysqlDatabaseOf(d.url(n)));
-    const cloud = await generateCloud(
-      { api: d.dbs.api, cells: [d.dbs.cells.cell1], cellIds: [d.dbs.cellIds.cell1], placement: d.dbs.placement },
-      { hostsPerCell: 4 * STALE, instancesPerCell: 2 * STALE, staleProviderFraction: 0.25 },
-    );
+    let cloud: CloudResult;
+    ({ d, names, cloud } = await createBatchCloud('bap', STALE, { staleProviderFraction: 0.25 }));
     expect(cloud.staleProviders).toBe(STALE);
     // Units that differ: the first stale provider holds a second orphaned
     // consumer's allocations (its unit removes two consumers' allocations),
