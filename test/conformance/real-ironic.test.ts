@@ -3,8 +3,9 @@
 // real ironic-dbsync, auth_strategy=noauth, nodes written by Ironic's object
 // layer. Nova's side is a MariaDB test deployment (deleted-ironic-node).
 // The second suite puts the real Keystone 22 in front: password, application
-// credential, a wrong password. Ironic stays noauth there (the token is sent
-// and ignored); Ironic behind keystonemiddleware is not tested.
+// credential, a wrong password; ironic-api runs there with
+// auth_strategy = keystone, so keystonemiddleware validates every token the
+// tool sends against that Keystone, as in a real deployment.
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -149,8 +150,9 @@ describeRequired('real Keystone', realIronicMissing() ?? realKeystoneMissing(), 
   ];
 
   beforeAll(async () => {
-    ironic = await createRealIronic();
     keystone = await startRealKeystone();
+    // ironic-api validates every token with keystonemiddleware (the admin user as its service user).
+    ironic = await createRealIronic({ authUrl: keystone.authUrl, username: 'admin', password: keystone.adminPassword, projectName: 'admin' });
     await keystone.registerIronic(ironic.url);
     d = await createTestDeployment('mysql', 'deleted-ironic-node', 'rk');
     ironic.write({ create: [{ uuid: S.healthyNodeUuid, provision_state: 'active', instance_uuid: S.server.uuid }] });
@@ -163,6 +165,9 @@ describeRequired('real Keystone', realIronicMissing() ?? realKeystoneMissing(), 
   });
 
   it('password: the token and the baremetal endpoint of the real catalog (internal before public)', async () => {
+    // ironic-api refuses a request without a token: what it answers the tool below, it answers a validated token.
+    const anonymous = await fetch(`${ironic.url}/v1/nodes`, { headers: { 'X-OpenStack-Ironic-API-Version': '1.46' } });
+    expect(anonymous.status).toBe(401);
     writeFileSync(d.confPath, readFileSync(d.confPath, 'utf8') + password(keystone.adminPassword).join('\n'));
     const r = await runBin([...d.args, 'audit', '--format', 'json']);
     expect(r.code, r.stdout).toBe(3);

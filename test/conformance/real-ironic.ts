@@ -2,7 +2,8 @@
 // python3-ironic, installed by scripts/install-real-ironic.sh): its own
 // scratch MariaDB database built by the real ironic-dbsync, nodes written by
 // Ironic's object layer (ironic-nodes.py), and ironic-api served on
-// 127.0.0.1 with auth_strategy=noauth, started only for the tests that need
+// 127.0.0.1 with auth_strategy=noauth (or keystone, validating tokens against
+// a real Keystone: createRealIronic(keystone)), started only for the tests that need
 // it and stopped after (the machine is shared).
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,16 +40,41 @@ export interface RealIronic {
   destroy(): Promise<void>;
 }
 
-export async function createRealIronic(): Promise<RealIronic> {
+/** A Keystone that ironic-api validates tokens against (keystonemiddleware's auth_token, as a real deployment runs it). */
+export interface IronicKeystone {
+  /** http://HOST:PORT/v3 */
+  readonly authUrl: string;
+  /** Ironic's own service user, with which the middleware validates the tokens it is sent. */
+  readonly username: string;
+  readonly password: string;
+  readonly projectName: string;
+}
+
+export async function createRealIronic(keystone?: IronicKeystone): Promise<RealIronic> {
   const dir = mkdtempSync(join(tmpdir(), 'nrc-ironic-'));
   const dbs: ScratchDatabases = await createScratchDatabases('ironic', ['ironic'], { ironic: 'utf8mb3' });
   const port = await freePort();
   const conf = join(dir, 'ironic.conf');
+  const auth =
+    keystone === undefined
+      ? ['[DEFAULT]', 'auth_strategy = noauth']
+      : [
+          '[keystone_authtoken]',
+          `www_authenticate_uri = ${keystone.authUrl}`,
+          `auth_url = ${keystone.authUrl}`,
+          'auth_type = password',
+          `username = ${keystone.username}`,
+          `password = ${keystone.password}`,
+          `project_name = ${keystone.projectName}`,
+          'user_domain_name = Default',
+          'project_domain_name = Default',
+          '[DEFAULT]',
+          'auth_strategy = keystone',
+        ];
   writeFileSync(
     conf,
     [
-      '[DEFAULT]',
-      'auth_strategy = noauth',
+      ...auth,
       'rpc_transport = json-rpc',
       'enabled_hardware_types = fake-hardware',
       'enabled_power_interfaces = fake',
