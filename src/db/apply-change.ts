@@ -55,20 +55,21 @@ export interface BatchedChange {
 }
 
 /**
- * The changes of an apply batch in the caller's transaction: each change's
- * row images, in the order given. The batch's units have disjoint
- * footprints, so none of them reads what another writes, and only each
- * unit's own order matters (a consumer's allocations removed before its
- * provider is deleted, a child provider deleted before its parent). The
- * changes are written in the order writeOrder gives, which keeps that order
- * and gathers the changes of one kind from several units into one run:
- * deletions of providers, removals of a consumer's allocations from a
- * provider, soft-deletions of compute nodes are each written as one (two
- * round trips and one for the whole run). Any conflict throws, and the
- * caller rolls the transaction back.
+ * The changes of an apply batch in the caller's transaction, in the order
+ * writeOrder gives: each change's index in `changes` and its row images, in
+ * the order they were written, which is the order to journal them in (undo
+ * then restores in exactly the reverse of the writes). The batch's units
+ * have disjoint footprints, so none of them reads what another writes, and
+ * only each unit's own order matters (a consumer's allocations removed
+ * before its provider is deleted, a child provider deleted before its
+ * parent); writeOrder keeps it and gathers the changes of one kind from
+ * several units into one run: deletions of providers, removals of a
+ * consumer's allocations from a provider, soft-deletions of compute nodes
+ * are each written as one (two round trips and one for the whole run). Any
+ * conflict throws, and the caller rolls the transaction back.
  */
-export async function applyChanges(trx: Knex.Transaction, dialect: Dialect, changes: readonly BatchedChange[], now: string): Promise<RowImage[][]> {
-  const out: RowImage[][] = new Array<RowImage[]>(changes.length);
+export async function applyChanges(trx: Knex.Transaction, dialect: Dialect, changes: readonly BatchedChange[], now: string): Promise<Array<{ readonly index: number; readonly rows: RowImage[] }>> {
+  const out: Array<{ index: number; rows: RowImage[] }> = [];
   for (const run of writeOrder(changes)) {
     const images = await applyRun(
       trx,
@@ -76,9 +77,7 @@ export async function applyChanges(trx: Knex.Transaction, dialect: Dialect, chan
       run.map((i) => (changes[i] as BatchedChange).change),
       now,
     );
-    run.forEach((i, k) => {
-      out[i] = images[k] as RowImage[];
-    });
+    run.forEach((index, k) => out.push({ index, rows: images[k] as RowImage[] }));
   }
   return out;
 }

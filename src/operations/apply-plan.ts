@@ -209,8 +209,12 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
     try {
       outcome = await writeJournaledGroup(db, () => journal, given, async (trx) => {
         const flat = items.flatMap(({ unit, changes }) => changes.map((change) => ({ unit: unit.id, change })));
-        const rows = await applyChanges(trx, db.dialect, flat, utcNowString());
-        return flat.map(({ unit, change }, k): JournaledEntry => ({ unit, target: change.target, change, rows: rows[k] ?? [] }));
+        // Journaled in the order written: undo restores in exactly the reverse.
+        const written = await applyChanges(trx, db.dialect, flat, utcNowString());
+        return written.map(({ index, rows }): JournaledEntry => {
+          const { unit, change } = flat[index] as (typeof flat)[number];
+          return { unit, target: change.target, change, rows };
+        });
       });
     } catch (err) {
       if (!(err instanceof WriteFailed)) throw err;

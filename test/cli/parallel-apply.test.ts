@@ -68,8 +68,8 @@ describeMysql('parallel apply of rebalance', () => {
     expect(planned).toHaveLength(60);
     const before = await checksumMysqlDatabases(names);
 
-    // One unit at a time: no interleaving; then undo it.
-    const serial = await runBin([...d.args, 'compute_node', 'rebalance', '--apply'], { env: { OS_NOVA_RECONCILE__APPLY_CONCURRENCY: '1' } });
+    // One unit at a time (and in transactions of its own: a batch's changes are journaled in the order written, step by step across its units): no interleaving; then undo it.
+    const serial = await runBin([...d.args, 'compute_node', 'rebalance', '--apply'], { env: { OS_NOVA_RECONCILE__APPLY_CONCURRENCY: '1', OS_NOVA_RECONCILE__APPLY_BATCH_UNITS: '1' } });
     expect(serial.code, serial.stderr).toBe(4);
     const serialJournal = journalOf(serial.stderr);
     expect(interleavings(serialJournal)).toBe(0);
