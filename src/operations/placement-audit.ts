@@ -111,11 +111,9 @@ async function deleteOrphans(deployment: Deployment, report: Extract<PlacementAu
         orphans.push({ orphan, outcome });
       }
       providers.push({ provider, orphans });
-      if (interrupted !== undefined) break;
-      if (orphans.some((o) => o.outcome.status === 'failed')) {
-        stoppedAt = provider.uuid;
-        break;
-      }
+      // A failed delete stops the run after its provider, as in nova; a signal stops it at once (and says so, in either case).
+      if (orphans.some((o) => o.outcome.status === 'failed')) stoppedAt = provider.uuid;
+      if (stoppedAt !== undefined || interrupted !== undefined) break;
     }
   } catch (err) {
     // An error that already says changed (a cut COMMIT) keeps saying it.
