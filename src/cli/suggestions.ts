@@ -27,6 +27,21 @@ export function undoCommandLine(self: string | undefined, sources: readonly Conf
   return `${self ?? 'nova-reconcile'}${config === '' ? '' : ` ${config}`} undo ${shellWord(journalPath)} --apply`;
 }
 
+/**
+ * What a run stopped by a signal says on stderr: `head` (what was done and
+ * what was not started), the journal and the command that undoes it (when
+ * something was journaled), and how to finish.
+ */
+export function formatInterruptSummary(head: string, journalPath: string | undefined, undoLabel: string, finish: string, self: string | undefined, sources: readonly ConfigSource[]): string {
+  const lines = [head];
+  if (journalPath !== undefined) {
+    lines.push(`  journal: ${journalPath}`);
+    lines.push(`  ${undoLabel}: ${undoCommandLine(self, sources, journalPath)}`);
+  }
+  lines.push(`  to finish: ${finish}`);
+  return lines.join('\n') + '\n';
+}
+
 export function withConfigArguments(text: string, sources: readonly ConfigSource[]): string {
   if (sources.length === 0) return text;
   const args = configArguments(sources);

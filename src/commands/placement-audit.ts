@@ -2,7 +2,7 @@
 import { placementAuditExitCode, renderPlacementAuditFailures, renderPlacementAuditJson, renderPlacementAuditLines } from '../cli/render-placement-audit.js';
 import { type Interrupts } from '../cli/context.js';
 import { flagOption, stringOption } from '../cli/options.js';
-import { undoCommandLine } from '../cli/suggestions.js';
+import { formatInterruptSummary } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { NOVA_RESOURCE_CLASSES } from '../domain/placement-audit.js';
 import { runPlacementAudit } from '../operations/placement-audit.js';
@@ -98,13 +98,16 @@ export const placementAuditCommand: CommandSpec<PlacementAuditOptions> = {
     if (result.kind === 'audited' && result.interrupted !== undefined) {
       const { reason, notStarted } = result.interrupted;
       const deleted = result.providers.reduce((n, p) => n + p.orphans.filter((x) => x.outcome.status === 'deleted').length, 0);
-      const lines = [`nova-reconcile: interrupted by ${reason}: the allocations of ${deleted} orphaned consumer(s) deleted, ${notStarted} not started.`];
-      if (result.journalPath !== undefined) {
-        lines.push(`  journal: ${result.journalPath}`);
-        lines.push(`  to undo what was deleted: ${undoCommandLine(ctx.selfCommand, ctx.configSources, result.journalPath)}`);
-      }
-      lines.push('  to finish: run the same command again (it audits what is there now).');
-      ctx.stderr.write(lines.join('\n') + '\n');
+      ctx.stderr.write(
+        formatInterruptSummary(
+          `nova-reconcile: interrupted by ${reason}: the allocations of ${deleted} orphaned consumer(s) deleted, ${notStarted} not started.`,
+          result.journalPath,
+          'to undo what was deleted',
+          'run the same command again (it audits what is there now).',
+          ctx.selfCommand,
+          ctx.configSources,
+        ),
+      );
       ctx.log?.warning(`placement audit --delete interrupted by ${reason}: ${deleted} deleted, ${notStarted} not started${result.journalPath === undefined ? '' : ` (journal ${result.journalPath})`}`);
     }
     return placementAuditExitCode(result);

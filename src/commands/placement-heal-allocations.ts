@@ -2,7 +2,7 @@
 import { renderHealJson, renderHealLines, renderHealNotes } from '../cli/render-heal.js';
 import { signalExitCode, type Interrupts } from '../cli/context.js';
 import { flagOption, stringOption } from '../cli/options.js';
-import { undoCommandLine } from '../cli/suggestions.js';
+import { formatInterruptSummary } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { runHealAllocations } from '../operations/heal-allocations.js';
 import { journalSettings, printJson, useDeployment } from './deployment.js';
@@ -123,13 +123,16 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
     else for (const line of renderHealLines(shown, o.verbose)) ctx.stdout.write(line + '\n');
     if (interrupted !== undefined) {
       const healed = result.steps.filter((s) => 'status' in s && s.status === 'healed').length;
-      const lines = [`nova-reconcile: interrupted by ${interrupted.reason}: ${healed} instance(s) healed, ${interrupted.notStarted} not started.`];
-      if (result.journalPath !== undefined) {
-        lines.push(`  journal: ${result.journalPath}`);
-        lines.push(`  to undo what was healed: ${undoCommandLine(ctx.selfCommand, ctx.configSources, result.journalPath)}`);
-      }
-      lines.push('  to finish: run the same command again (it heals what is still missing).');
-      ctx.stderr.write(lines.join('\n') + '\n');
+      ctx.stderr.write(
+        formatInterruptSummary(
+          `nova-reconcile: interrupted by ${interrupted.reason}: ${healed} instance(s) healed, ${interrupted.notStarted} not started.`,
+          result.journalPath,
+          'to undo what was healed',
+          'run the same command again (it heals what is still missing).',
+          ctx.selfCommand,
+          ctx.configSources,
+        ),
+      );
       ctx.log?.warning(`placement heal_allocations interrupted by ${interrupted.reason}: ${healed} instance(s) healed, ${interrupted.notStarted} not started${result.journalPath === undefined ? '' : ` (journal ${result.journalPath})`}`);
     }
     return shown.end.code;

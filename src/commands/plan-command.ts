@@ -24,7 +24,7 @@ import { runPlan, type ApplyWatch, type Gate } from '../operations/run-plan.js';
 import { printJson } from './deployment.js';
 import { createProgress } from '../cli/progress.js';
 import { signalExitCode } from '../cli/context.js';
-import { undoCommandLine } from '../cli/suggestions.js';
+import { formatInterruptSummary } from '../cli/suggestions.js';
 
 export const APPLY_OPTIONS: readonly OptionSpec[] = [
   { flags: '--apply', description: 'apply the plan; without it the plan is printed and nothing changes' },
@@ -272,15 +272,14 @@ function doneLine(result: ApplyResult, total: number): string {
 /** What an interrupted apply did, where its journal is and how to undo or finish it (stderr). */
 function interruptSummary(result: ApplyResult, total: number, ctx: CommandContext): string {
   const applied = result.outcomes.filter((u) => u.status === 'applied').length;
-  const lines = [
+  return formatInterruptSummary(
     `nova-reconcile: interrupted by ${result.interrupted?.reason ?? 'a signal'}: ${applied} of ${total} unit(s) applied, ${result.outcomes.length - applied} already done or skipped, ${result.interrupted?.notStarted ?? 0} not started.`,
-  ];
-  if (result.journalPath !== undefined) {
-    lines.push(`  journal: ${result.journalPath}`);
-    lines.push(`  to undo what was applied: ${undoCommandLine(ctx.selfCommand, ctx.configSources, result.journalPath)}`);
-  }
-  lines.push('  to finish: run the same command again (it plans from what is there now).');
-  return lines.join('\n') + '\n';
+    result.journalPath,
+    'to undo what was applied',
+    'run the same command again (it plans from what is there now).',
+    ctx.selfCommand,
+    ctx.configSources,
+  );
 }
 
 /** Applied units and refusals go to the operator log (--log-file, syslog), one line each. */
