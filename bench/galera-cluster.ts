@@ -11,7 +11,7 @@ import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, op
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import { freePorts } from './servers.js';
+import { freePorts, privateTmpdir } from './servers.js';
 
 export const GALERA_LIBRARY = process.env['GALERA_LIBRARY'] ?? '/usr/lib/galera/libgalera_smm.so';
 
@@ -87,17 +87,17 @@ export async function startGaleraCluster(progress: (line: string) => void = () =
   const gcomm = (i: number) => ports[3 + i] as number;
   const ist = (i: number) => ports[6 + i] as number;
   const sst = (i: number) => ports[9 + i] as number;
-  // Each node's own tmpdir: a mariadbd deletes every `#sql*` file in its
-  // tmpdir as it starts, the other servers' live temporary tables included
-  // (see privateTmpdir in servers.ts).
-  const tmpdirOf = (n: GaleraNode) => join(n.dir, 'tmp');
   for (const n of nodes) {
     mkdirSync(join(n.dir, 'data'), { recursive: true });
-    mkdirSync(tmpdirOf(n));
     if (owner !== undefined) {
-      for (const d of [n.dir, join(n.dir, 'data'), tmpdirOf(n)]) chownSync(d, owner.uid, owner.gid);
+      chownSync(n.dir, owner.uid, owner.gid);
+      chownSync(join(n.dir, 'data'), owner.uid, owner.gid);
     }
   }
+  // Each node's own tmpdir (privateTmpdir in servers.ts: a mariadbd deletes
+  // every `#sql*` file in its tmpdir as it starts, the other servers' live
+  // temporary tables included).
+  const tmpdirOf = (n: GaleraNode): string => privateTmpdir(n.dir, owner);
   const cluster: GaleraCluster = {
     root,
     nodes,
@@ -159,7 +159,7 @@ export async function startGaleraCluster(progress: (line: string) => void = () =
   try {
     const install = spawnSync(
       'mariadb-install-db',
-      ['--no-defaults', `--datadir=${join(nodes[0]!.dir, 'data')}`, `--tmpdir=${tmpdirOf(nodes[0]!)}`, `--user=${runAs}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--skip-name-resolve', '--innodb-log-file-size=8M'],
+      ['--no-defaults', `--datadir=${join(nodes[0]!.dir, 'data')}`, tmpdirOf(nodes[0]!), `--user=${runAs}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--skip-name-resolve', '--innodb-log-file-size=8M'],
       { encoding: 'utf8' },
     );
     if (install.status !== 0) throw new Error(`mariadb-install-db failed: ${install.stderr}`);
@@ -169,7 +169,7 @@ export async function startGaleraCluster(progress: (line: string) => void = () =
       const args = [
         '--no-defaults',
         `--datadir=${join(n.dir, 'data')}`,
-        `--tmpdir=${tmpdirOf(n)}`,
+        tmpdirOf(n),
         `--user=${runAs}`,
         `--port=${n.port}`,
         '--bind-address=127.0.0.1',

@@ -10,7 +10,7 @@
 // left behind by a benchmark that was killed outright (SIGKILL: no handler
 // runs) is stopped and removed by the next benchmark's startServers().
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -234,9 +234,10 @@ function launch(binaries: Binaries, root: string, dir: string, port: number, buf
  * query's internal temporary table under it ("Error on delete of
  * '/tmp/#sql-temptable-...MAI'", a CI failure of 2026-12-05).
  */
-export function privateTmpdir(dir: string): string {
+export function privateTmpdir(dir: string, owner?: { readonly uid: number; readonly gid: number }): string {
   const path = join(dir, 'tmp');
   mkdirSync(path, { recursive: true });
+  if (owner !== undefined) chownSync(path, owner.uid, owner.gid);
   return `--tmpdir=${path}`;
 }
 
