@@ -1,6 +1,6 @@
 // compute_node cleanup_orphans: soft-delete orphan compute nodes and release their providers.
 import type { CommandSpec } from '../cli/spec.js';
-import { orphanCleanupPlacementScope, planOrphanCleanup } from '../domain/orphan-nodes.js';
+import { orphanCleanupInstanceHosts, orphanCleanupPlacementScope, planOrphanCleanup } from '../domain/orphan-nodes.js';
 import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
 import { resolveScope, type ScopeArguments } from '../operations/scope.js';
 import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
@@ -48,8 +48,11 @@ export const cleanupOrphansCommand: CommandSpec<CleanupOrphansOptions> = {
     return { ironic, scope, run: parsePlanRun(raw) };
   },
   async run(ctx, { ironic, scope, run }) {
-    // Placement's rows only for the orphans' provider trees (ScopedPlacement).
-    const reader = ironicSnapshotReader(ctx, await readIronicOptions(ctx, ironic), { scopeOf: orphanCleanupPlacementScope });
+    // Placement's rows only for the orphans' provider trees, instances only of their hosts and consumers (ScopedPlacement); --host is checked against its instances too.
+    const reader = ironicSnapshotReader(ctx, await readIronicOptions(ctx, ironic), {
+      scopeOf: orphanCleanupPlacementScope,
+      instanceHostsOf: (ix) => [...orphanCleanupInstanceHosts(ix), ...(scope.host === undefined ? [] : [{ host: scope.host }])],
+    });
     return runPlanCommand(
       ctx,
       run,

@@ -130,8 +130,16 @@ export interface Snapshot {
   readonly services: readonly ServiceRec[];
   /** Live compute nodes, plus soft-deleted ones (deleted = true) for provider ownership. */
   readonly computeNodes: readonly ComputeNodeRec[];
-  /** Live instances only. */
+  /** Live instances only; with instanceScope, only those it names. */
   readonly instances: readonly InstanceRec[];
+  /**
+   * Set when the instances were read only for a planner's scope
+   * (readSnapshot's ScopedPlacement.instanceHostsOf): those on the hosts it
+   * names, cell by cell, and those whose uuid is a consumer of the scoped
+   * placement read. The index refuses to answer for any other host or uuid
+   * (snapshot-index.ts), as for placement's scope.
+   */
+  readonly instanceScope?: InstanceScope;
   /** Active migrations only. */
   readonly migrations: readonly MigrationRec[];
   /** Undefined when placement was not read (commands that do not need it). */
@@ -184,6 +192,14 @@ export interface PlacementSnapshot {
 export interface PlacementScope {
   readonly providerIds: ReadonlySet<number>;
   readonly consumerUuids: ReadonlySet<string>;
+}
+
+/** What a scoped instance read holds in full (Snapshot.instanceScope). */
+export interface InstanceScope {
+  /** cell uuid -> the hosts (hostKey) whose live instances were all read. */
+  readonly hostsByCell: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Uuids whose live instance, in any cell, was read if it exists. */
+  readonly uuids: ReadonlySet<string>;
 }
 
 /** Nova's final migration states; every other status is "in progress" (§3.1). */

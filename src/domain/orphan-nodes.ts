@@ -101,6 +101,15 @@ export function orphanCleanupPlacementScope(ix: SnapshotIndex): number[] {
   return out;
 }
 
+/**
+ * The hosts whose live instances planOrphanCleanup looks at (a
+ * ScopedPlacement's instanceHostsOf): those of the orphan nodes, those
+ * refused for their instances included.
+ */
+export function orphanCleanupInstanceHosts(ix: SnapshotIndex): Array<{ readonly cellUuid: string; readonly host: string | null }> {
+  return ix.liveNodes.filter((node) => orphanReason(ix, node) !== undefined).map((node) => ({ cellUuid: node.cellUuid, host: node.host }));
+}
+
 /** The whole deployment is planned; a scope (--cell, --host, --node) then keeps the units of its nodes (plan-scope.ts). */
 export function planOrphanCleanup(snapshot: Snapshot, scope?: PlanScope): Plan {
   const ix = indexSnapshot(snapshot);

@@ -131,6 +131,9 @@ export function resolveCell(cells: ReadonlyArray<Pick<CellRec, 'uuid' | 'name'>>
 export function checkScopeNames(snapshot: Snapshot, scope: PlanScope): void {
   if (scope.host !== undefined) {
     const want = hostKey(scope.host);
+    // A scoped instance read (Snapshot.instanceScope) must have read this host's instances in every cell.
+    const held = snapshot.instanceScope === undefined || snapshot.cells.every((c) => c.isCell0 || (snapshot.instanceScope?.hostsByCell.get(c.uuid)?.has(want) ?? false));
+    if (!held) throw new ReconcileError('internal', `--host ${JSON.stringify(scope.host)}: this command's instance read left the host out (a planner bug: nothing was changed)`);
     const known =
       snapshot.services.some((s) => hostKey(s.host) === want) ||
       snapshot.computeNodes.some((n) => hostKey(n.host) === want) ||

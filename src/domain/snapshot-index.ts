@@ -100,6 +100,8 @@ export class CellHostMap<V> {
 
 /** The live instances on a node of a cell, as Nova's get_by_host_and_nodename matches them (nodeKey). */
 export function instancesOn(ix: SnapshotIndex, cellUuid: string, host: string | null, node: string | null): readonly InstanceRec[] {
+  const scope = ix.snapshot.instanceScope;
+  if (scope !== undefined && !(scope.hostsByCell.get(cellUuid)?.has(hostKey(host)) ?? false)) throw outOfScope(`the live instances on host ${host ?? '-'} of cell ${cellUuid}`, 'instance');
   const named = ix.instancesOnNode.get(cellUuid, node);
   if (named === undefined) return [];
   const key = hostKey(host);
@@ -115,16 +117,18 @@ export function indexSnapshot(s: Snapshot): SnapshotIndex {
 
 /**
  * The index of `s`, a snapshot that differs from `base.snapshot` only in
- * placement's rows (the same providers; readSnapshot's scoped read): only
- * the lookups of allocations, consumers and inventories are built again, and
+ * placement's rows and instances (the same providers; readSnapshot's scoped read): only
+ * the lookups of allocations, consumers and inventories (and of instances,
+ * when the read scoped them too) are built again, and
  * indexSnapshot(s) answers with this index from now on. Any other snapshot
  * is indexed whole.
  */
 export function indexWithPlacementRows(base: SnapshotIndex, s: Snapshot): SnapshotIndex {
   const b = base.snapshot;
-  const same = s.computeNodes === b.computeNodes && s.services === b.services && s.instances === b.instances && s.migrations === b.migrations && s.ironicNodes === b.ironicNodes;
+  const same = s.computeNodes === b.computeNodes && s.services === b.services && s.migrations === b.migrations && s.ironicNodes === b.ironicNodes;
   const p = s.placement;
-  const ix = same && p !== undefined && p.providers === b.placement?.providers ? { ...base, snapshot: s, ...placementRowMaps(p, base.providerById) } : buildIndex(s);
+  const instances = s.instances === b.instances && s.instanceScope === b.instanceScope ? {} : instanceMaps(s);
+  const ix = same && p !== undefined && p.providers === b.placement?.providers ? { ...base, snapshot: s, ...instances, ...placementRowMaps(p, base.providerById) } : buildIndex(s);
   prebuilt.set(s, ix);
   return ix;
 }
@@ -158,6 +162,18 @@ function placementRowMaps(p: PlacementSnapshot | undefined, providerById: Readon
   };
 }
 
+type InstanceMaps = Pick<SnapshotIndex, 'instanceByUuid' | 'instancesOnNode'>;
+
+/** The lookups of the instances; a scoped read's by uuid only for what it holds (ScopedMap; instancesOn checks the host). */
+function instanceMaps(s: Snapshot): InstanceMaps {
+  const instanceByUuid = new Map<string, InstanceRec>();
+  for (const i of s.instances) instanceByUuid.set(i.uuid, i);
+  const instancesOnNode = CellHostMap.grouped(s.instances, (i) => i.cellUuid, (i) => i.node);
+  const scope = s.instanceScope;
+  if (scope === undefined) return { instanceByUuid, instancesOnNode };
+  return { instanceByUuid: new ScopedMap(instanceByUuid, (uuid) => scope.uuids.has(uuid), 'the live instance of uuid', 'instance'), instancesOnNode };
+}
+
 function buildIndex(s: Snapshot): SnapshotIndex {
   const liveNodes = s.computeNodes.filter((n) => !n.deleted);
   const liveNodeByUuid = new Map<string, ComputeNodeRec>();
@@ -176,9 +192,6 @@ function buildIndex(s: Snapshot): SnapshotIndex {
     if (svc.binary !== 'nova-compute') continue;
     (svc.deleted ? deletedComputeService : liveComputeService).set(svc.cellUuid, svc.host, svc);
   }
-  const instanceByUuid = new Map<string, InstanceRec>();
-  for (const i of s.instances) instanceByUuid.set(i.uuid, i);
-  const instancesOnNode = CellHostMap.grouped(s.instances, (i) => i.cellUuid, (i) => i.node);
   const activeMigrationUuids = new Set<string>();
   for (const m of s.migrations) if (m.uuid !== null && !FINAL_MIGRATION_STATES.includes(m.status ?? '')) activeMigrationUuids.add(m.uuid);
 
@@ -205,8 +218,7 @@ function buildIndex(s: Snapshot): SnapshotIndex {
     anyNodeName: new Set(s.computeNodes.flatMap((n) => (n.hypervisorHostname === null ? [] : [n.hypervisorHostname.toLowerCase()]))),
     liveComputeService,
     deletedComputeService,
-    instanceByUuid,
-    instancesOnNode,
+    ...instanceMaps(s),
     activeMigrationUuids,
     providerById,
     providerByUuid,
@@ -217,17 +229,19 @@ function buildIndex(s: Snapshot): SnapshotIndex {
 }
 
 /**
- * A lookup of a scoped placement read (PlacementSnapshot.scope): it answers
- * for the keys the read holds in full and throws for any other, and cannot
- * be walked. A planner that asks beyond the scope its command read for is a
- * bug; it fails the command (exit 255, internal) instead of planning on a partial view,
- * e.g. taking a consumer's allocations elsewhere for none.
+ * A lookup of a scoped placement or instance read (PlacementSnapshot.scope,
+ * Snapshot.instanceScope): it answers for the keys the read holds in full
+ * and throws for any other, and cannot be walked. A planner that asks beyond
+ * the scope its command read for is a bug; it fails the command (exit 255,
+ * internal) instead of planning on a partial view, e.g. taking a consumer's
+ * allocations elsewhere for none.
  */
 class ScopedMap<K, V> implements ReadonlyMap<K, V> {
   constructor(
     private readonly held: ReadonlyMap<K, V>,
     private readonly allowed: (key: K) => boolean,
     private readonly what: string,
+    private readonly read: 'placement' | 'instance' = 'placement',
   ) {}
 
   get(key: K): V | undefined {
@@ -263,13 +277,17 @@ class ScopedMap<K, V> implements ReadonlyMap<K, V> {
   }
 
   private check(key: K): K {
-    if (!this.allowed(key)) throw new ReconcileError('internal', `the plan asked for ${this.what} ${String(key)}, which this command's placement read left out (a planner bug: nothing was changed)`);
+    if (!this.allowed(key)) throw outOfScope(`${this.what} ${String(key)}`, this.read);
     return key;
   }
 
   private refuseWalk(): never {
-    throw new ReconcileError('internal', `the plan walked every entry of a lookup (${this.what} ...), which this command's placement read does not hold (a planner bug: nothing was changed)`);
+    throw new ReconcileError('internal', `the plan walked every entry of a lookup (${this.what} ...), which this command's ${this.read} read does not hold (a planner bug: nothing was changed)`);
   }
+}
+
+function outOfScope(what: string, read: 'placement' | 'instance'): ReconcileError {
+  return new ReconcileError('internal', `the plan asked for ${what}, which this command's ${read} read left out (a planner bug: nothing was changed)`);
 }
 
 /**

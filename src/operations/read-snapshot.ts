@@ -8,7 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import type { Database } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
 import { readHostMappings } from '../db/api/snapshot-reads.js';
-import { readActiveMigrations, readComputeNodes, readLiveInstances, readServices } from '../db/cell/snapshot-reads.js';
+import { readActiveMigrations, readComputeNodes, readLiveInstances, readScopedInstances, readServices } from '../db/cell/snapshot-reads.js';
 import { readPlacement, readPlacementScope, streamAllocationsByConsumer, type PlacementRead } from '../db/placement/snapshot-reads.js';
 import { StringPool } from '../db/string-pool.js';
 import { describeDriverError } from '../db/driver-errors.js';
@@ -17,7 +17,7 @@ import type { AllocationRec, CellRec, ComputeNodeRec, InstanceRec, IronicNodeRec
 import { ReconcileError, isReconcileError } from '../errors.js';
 import { describeFileError, errnoOf, readTextFile } from '../files.js';
 import { fanOutInOrder } from './fan-out.js';
-import { indexSnapshot, indexWithPlacementRows, type SnapshotIndex } from '../domain/snapshot-index.js';
+import { hostKey, indexSnapshot, indexWithPlacementRows, type SnapshotIndex } from '../domain/snapshot-index.js';
 import type { IronicSettings } from '../config/ironic-settings.js';
 import { listIronicNodes } from '../ironic/list-nodes.js';
 
@@ -73,6 +73,16 @@ export interface ReadSnapshotOptions {
 export interface ScopedPlacement {
   /** The provider ids (trees included) whose placement rows the planner will look at, from the index of the snapshot without them. */
   readonly scopeOf: (ix: SnapshotIndex) => readonly number[];
+  /**
+   * When given, the live instances are read only for the planner's scope
+   * too (Snapshot.instanceScope): those on the hosts this names (a host
+   * without a cell: in every cell), from the index of the snapshot without
+   * instances and placement's rows, and those whose uuid is a consumer of
+   * the scoped placement read. A host that is NULL or not plain ASCII (whose
+   * folding the database and hostKey might not share) makes every instance
+   * read, as without it.
+   */
+  readonly instanceHostsOf?: (ix: SnapshotIndex) => ReadonlyArray<{ readonly cellUuid?: string; readonly host: string | null }>;
 }
 
 interface CellPart {
@@ -108,19 +118,13 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, options.placement === true ? 'whole' : 'audit', progress);
   // Handled right away so that a failure here cannot go unhandled while the cells are read.
   placementRead.catch(() => undefined);
-  const [hostMappings, cellParts] = await Promise.all([
+  const scoped = typeof options.placement === 'object' ? options.placement : undefined;
+  // Instances are read after placement's scope when the planner scopes them (ScopedPlacement.instanceHostsOf).
+  const laterInstances = scoped?.instanceHostsOf !== undefined && placementDb !== undefined;
+  const [hostMappings, parts] = await Promise.all([
     readHostMappings(api.knex, pool),
-    fanOutInOrder(toRead, deployment.config.reconcile.cellConcurrency, async (cell) => readCell(await deployment.cell(cell), cell, pool, progress)),
+    readEveryCell(deployment, toRead, (db, cell) => readCell(db, cell, pool, progress, !laterInstances)),
   ]);
-  const parts: CellPart[] = [];
-  cellParts.forEach((settled, i) => {
-    const cell = toRead[i] as CellMapping;
-    if (settled === undefined) return;
-    if (!settled.ok) throw cellFailure(cell, settled.error);
-    parts.push(settled.value);
-  });
-  // fanOutInOrder starts no new cell after a failure; a cell left unread is a failure too.
-  if (parts.length !== toRead.length) throw new ReconcileError('internal', 'not every cell was read');
   const placement = await placementRead;
   checkGroundTruth(toRead, parts, options.requireServices !== false, ironicNodes, ironic?.origin.label, deployment.config.reconcile.minIronicFraction);
 
@@ -138,7 +142,6 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     ...(ironic === undefined ? {} : { ironicOrigin: ironic.origin }),
     ...(options.ironicSettings === false ? {} : ironicSettingsOf(deployment.config.reconcile)),
   };
-  const scoped = typeof options.placement === 'object' ? options.placement : undefined;
   if (scoped === undefined || placementDb === undefined || placement === undefined) return snapshot;
   // The planner indexes the snapshot again; only placement's rows are new (indexWithPlacementRows).
   const base = indexSnapshot(snapshot);
@@ -150,9 +153,61 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   } catch (err) {
     throw new ReconcileError('connection', `cannot read the ${placementDb.label}: ${describeDriverError(err)}`, { cause: err });
   }
-  const scopedSnapshot: Snapshot = { ...snapshot, placement: rows };
+  const instances = laterInstances ? await readInstancesOfScope(deployment, toRead, pool, scoped.instanceHostsOf?.(base) ?? [], rows.scope?.consumerUuids ?? new Set(), progress) : undefined;
+  const scopedSnapshot: Snapshot = { ...snapshot, placement: rows, ...instances };
   indexWithPlacementRows(base, scopedSnapshot);
   return scopedSnapshot;
+}
+
+/** Each cell's part, read on cell_concurrency connections; a cell that cannot be read fails the whole snapshot. */
+async function readEveryCell<T>(deployment: Deployment, cells: readonly CellMapping[], read: (db: Database, cell: CellMapping) => Promise<T>): Promise<T[]> {
+  const settled = await fanOutInOrder(cells, deployment.config.reconcile.cellConcurrency, async (cell) => read(await deployment.cell(cell), cell));
+  const out: T[] = [];
+  settled.forEach((s, i) => {
+    if (s === undefined) return;
+    if (!s.ok) throw cellFailure(cells[i] as CellMapping, s.error);
+    out.push(s.value);
+  });
+  // fanOutInOrder starts no new cell after a failure; a cell left unread is a failure too.
+  if (out.length !== cells.length) throw new ReconcileError('internal', 'not every cell was read');
+  return out;
+}
+
+/** A host name whose case folding hostKey and the database agree on (ASCII, no control characters). */
+const PLAIN_HOST = /^[\x20-\x7e]+$/;
+
+/**
+ * The live instances a planner's scope needs (ScopedPlacement.instanceHostsOf),
+ * with the Snapshot.instanceScope that says what they are; every live
+ * instance, without a scope, when a host is NULL or not plain ASCII.
+ */
+async function readInstancesOfScope(
+  deployment: Deployment,
+  cells: readonly CellMapping[],
+  pool: StringPool,
+  hosts: ReadonlyArray<{ readonly cellUuid?: string; readonly host: string | null }>,
+  consumerUuids: ReadonlySet<string>,
+  progress: (line: string) => void,
+): Promise<Pick<Snapshot, 'instances' | 'instanceScope'>> {
+  if (hosts.some((h) => h.host === null || !PLAIN_HOST.test(h.host))) {
+    progress('reading the live instances of every cell (a host of the plan is not plain ASCII)…');
+    const parts = await readEveryCell(deployment, cells, (db, cell) => readLiveInstances(db.knex, cell.uuid, pool));
+    return { instances: parts.flat() };
+  }
+  const uuids = [...consumerUuids];
+  const hostsByCell = new Map<string, Set<string>>();
+  const rawByCell = new Map<string, Set<string>>();
+  for (const cell of cells) {
+    const ofCell = hosts.filter((h) => h.cellUuid === undefined || h.cellUuid === cell.uuid).map((h) => h.host as string);
+    hostsByCell.set(cell.uuid, new Set(ofCell.map(hostKey)));
+    rawByCell.set(cell.uuid, new Set(ofCell));
+  }
+  const parts = await readEveryCell(deployment, cells, (db, cell) => {
+    const keys = hostsByCell.get(cell.uuid) ?? new Set<string>();
+    progress(`reading the live instances of ${keys.size} host(s) and ${uuids.length} consumer(s) from cell ${cellLabel(cell)} (${db.target.display})…`);
+    return readScopedInstances(db.knex, db.dialect, cell.uuid, pool, { keys: [...keys], raw: [...(rawByCell.get(cell.uuid) ?? [])] }, uuids);
+  });
+  return { instances: parts.flat(), instanceScope: { hostsByCell, uuids: consumerUuids } };
 }
 
 function ironicSettingsOf(reconcile: Deployment['config']['reconcile']): Pick<Snapshot, 'ironicPartitions' | 'ironicShard'> {
@@ -254,12 +309,13 @@ export function unknownCell(uuid: string): ReconcileError {
   return new ReconcileError('not-found', `cell ${uuid} has no mapping`, { hint: 'run `nova-reconcile cell_v2 list_cells` to see the cells' });
 }
 
-async function readCell(db: Database, cell: CellMapping, pool: StringPool, progress: (line: string) => void): Promise<CellPart> {
+/** A cell's tables; its instances only `withInstances` (else read for the planner's scope, later). */
+async function readCell(db: Database, cell: CellMapping, pool: StringPool, progress: (line: string) => void, withInstances: boolean): Promise<CellPart> {
   progress(`reading cell ${cellLabel(cell)} (${db.target.display})…`);
   const [services, computeNodes, instances, migrations] = await Promise.all([
     readServices(db.knex, cell.uuid, pool),
     readComputeNodes(db.knex, cell.uuid, pool),
-    readLiveInstances(db.knex, cell.uuid, pool),
+    withInstances ? readLiveInstances(db.knex, cell.uuid, pool) : [],
     readActiveMigrations(db.knex, cell.uuid),
   ]);
   return { services, computeNodes, instances, migrations };

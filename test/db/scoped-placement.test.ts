@@ -13,19 +13,28 @@
 //  - a consumer id in upper and in lower case on a stale provider (one id to
 //    MariaDB's collation, two to placement's code), the upper one without a
 //    consumer row of its own: refused;
-// the plans made from the scoped read equal those made from the whole
-// snapshot, the scoped read holds fewer allocations, and its index refuses
-// any lookup outside the scope instead of answering "none".
+//  - a live instance's share on a stale provider (its other allocations on
+//    its live node): an evacuation leftover there too, which only the
+//    instance read by its uuid tells from an orphaned consumer;
+//  - a live instance on an orphan node, its host spelt in another case and
+//    with a trailing space (one host to the database and to hostKey):
+//    refused;
+// the plans made from the scoped read (the instances too: only those of
+// the orphans' hosts and of the scoped consumers, Snapshot.instanceScope)
+// equal those made from the whole snapshot, the scoped read holds fewer
+// allocations and instances, and its index refuses any lookup outside the
+// scope instead of answering "none". An orphan whose host is not plain
+// ASCII makes every instance read.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createTestDeployment, describeEachDialect, generateTestCloud, useDeployment, type TestDeployment } from '../helpers/test-deployment.js';
-import { orphanCleanupPlacementScope, planOrphanCleanup } from '../../src/domain/orphan-nodes.js';
+import { orphanCleanupInstanceHosts, orphanCleanupPlacementScope, planOrphanCleanup } from '../../src/domain/orphan-nodes.js';
 import { planProviderCleanup, providerCleanupPlacementScope } from '../../src/domain/stale-providers.js';
-import { indexSnapshot } from '../../src/domain/snapshot-index.js';
+import { indexSnapshot, instancesOn } from '../../src/domain/snapshot-index.js';
 import type { Plan } from '../../src/domain/plan.js';
 import type { Snapshot } from '../../src/domain/model.js';
-import { readSnapshot } from '../../src/operations/read-snapshot.js';
-import { insertAllocations, insertConsumer, insertResourceProvider } from '../../src/sandbox/rows.js';
+import { readSnapshot, type ScopedPlacement } from '../../src/operations/read-snapshot.js';
+import { insertAllocations, insertConsumer, insertInstance, insertResourceProvider } from '../../src/sandbox/rows.js';
 
 function providerIdOf(unitId: string): number {
   return Number(/^stale-provider:(\d+)$/.exec(unitId)?.[1]);
@@ -36,6 +45,9 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   let evacuated: string;
   let stranded: string;
   let childConsumer: string;
+  let onOrphan: string;
+  let leftover: string;
+  let orphanHost: string;
   const upper = randomUUID().toUpperCase();
 
   beforeEach(async () => {
@@ -46,12 +58,19 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     const orphans = planOrphanCleanup(whole).units.map((u) => u.changes.find((c) => c.change.kind === 'soft-delete-compute-node')?.change);
     const orphanProviders = orphans.map((c) => (c?.kind === 'soft-delete-compute-node' ? whole.placement?.providers.find((p) => p.uuid === c.uuid)?.id : undefined));
     const [orphan1, orphan2] = orphanProviders;
-    const [stale1, stale2] = planProviderCleanup(whole).units.map((u) => providerIdOf(u.id));
-    if (orphan1 === undefined || orphan2 === undefined || stale1 === undefined || stale2 === undefined) throw new Error('two orphans and two stale providers expected');
+    const third = orphans[2];
+    if (third?.kind !== 'soft-delete-compute-node' || third.host === null) throw new Error('three orphans expected');
+    orphanHost = third.host;
+    onOrphan = randomUUID();
+    await insertInstance(d.knex('cell1'), { uuid: onOrphan, host: `${third.host.toUpperCase()} `, node: third.hypervisorHostname, vmState: 'active', projectId: 'p', userId: 'u' });
+    const [stale1, stale2, stale3] = planProviderCleanup(whole).units.map((u) => providerIdOf(u.id));
+    if (orphan1 === undefined || orphan2 === undefined || stale1 === undefined || stale2 === undefined || stale3 === undefined) throw new Error('two orphans and three stale providers expected');
     const p = d.knex('placement');
     const instances = (await d.knex('cell1')('instances').select('uuid').where('deleted', 0).orderBy('id')) as Array<{ uuid: string }>;
     evacuated = (instances[0] as { uuid: string }).uuid;
     stranded = (instances[1] as { uuid: string }).uuid;
+    leftover = (instances[2] as { uuid: string }).uuid;
+    await insertAllocations(p, [{ providerId: stale3, consumerUuid: leftover, resourceClass: 'VCPU', used: 1 }]);
     await insertAllocations(p, [{ providerId: orphan1, consumerUuid: evacuated, resourceClass: 'VCPU', used: 1 }]);
     await p('allocations').where('consumer_id', stranded).update({ resource_provider_id: orphan2 });
     const child = await insertResourceProvider(p, { uuid: randomUUID(), name: `child-of-${stale2}`, parentId: stale2 });
@@ -68,8 +87,11 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     await d.cleanup();
   });
 
-  async function both(scopeOf: typeof orphanCleanupPlacementScope): Promise<{ whole: Snapshot; scoped: Snapshot }> {
-    return useDeployment(d, async (dep) => ({ whole: await readSnapshot(dep, { placement: true }), scoped: await readSnapshot(dep, { placement: { scopeOf } }) }));
+  const ORPHANS: ScopedPlacement = { scopeOf: orphanCleanupPlacementScope, instanceHostsOf: orphanCleanupInstanceHosts };
+  const PROVIDERS: ScopedPlacement = { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [] };
+
+  async function both(placement: ScopedPlacement): Promise<{ whole: Snapshot; scoped: Snapshot }> {
+    return useDeployment(d, async (dep) => ({ whole: await readSnapshot(dep, { placement: true }), scoped: await readSnapshot(dep, { placement }) }));
   }
 
   function changesOf(plan: Plan): string[] {
@@ -77,10 +99,13 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   }
 
   it('compute_node cleanup_orphans: the same plan as from the whole snapshot', async () => {
-    const { whole, scoped } = await both(orphanCleanupPlacementScope);
+    const { whole, scoped } = await both(ORPHANS);
     const plan = planOrphanCleanup(scoped);
     expect(plan).toEqual(planOrphanCleanup(whole));
     expect(scoped.placement?.allocations.length).toBeLessThan(whole.placement?.allocations.length ?? 0);
+    expect(scoped.instanceScope).toBeDefined();
+    expect(scoped.instances.length).toBeLessThan(whole.instances.length);
+    expect(plan.refused.map((r) => r.reason).join('\n')).toContain(`but live instance ${onOrphan} is on it`);
     // The evacuated instance's share goes, its allocations on its live node (read as the consumer's) stay.
     const share = changesOf(plan).filter((c) => c.includes(evacuated));
     expect(share).toHaveLength(1);
@@ -90,18 +115,20 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   });
 
   it('placement cleanup_providers: the same plan as from the whole snapshot', async () => {
-    const { whole, scoped } = await both(providerCleanupPlacementScope);
+    const { whole, scoped } = await both(PROVIDERS);
     const plan = planProviderCleanup(scoped);
     expect(plan).toEqual(planProviderCleanup(whole));
+    expect(scoped.instances.length).toBeLessThan(whole.instances.length);
     expect(scoped.placement?.allocations.length).toBeLessThan(whole.placement?.allocations.length ?? 0);
     const changes = changesOf(plan).join('\n');
     expect(changes).toContain(childConsumer);
+    expect(plan.units.flatMap((u) => u.changes).find((c) => c.change.kind === 'remove-provider-allocations' && c.change.consumerUuid === leftover)?.reason).toMatch(/^evacuation leftover: instance /);
     // The upper-case id has no consumer row of its own (the lower-case one's is not its): its provider is refused.
     expect(plan.refused.map((r) => r.reason)).toContainEqual(expect.stringMatching(new RegExp(`^allocations of ${upper} on provider .* have no consumer row$`)));
   });
 
   it('the scoped index refuses a lookup outside the scope, and a walk', async () => {
-    const { scoped } = await both(orphanCleanupPlacementScope);
+    const { scoped } = await both(ORPHANS);
     const scope = scoped.placement?.scope;
     if (scope === undefined) throw new Error('a scoped read expected');
     const ix = indexSnapshot(scoped);
@@ -111,7 +138,26 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     expect(() => ix.inventoriesOf.get(outside.id)).toThrow(/left out/);
     expect(() => ix.consumerByUuid.get(randomUUID())).toThrow(/left out/);
     expect(() => [...ix.allocationsOfConsumer]).toThrow(/walked every entry/);
+    // The instances: only the orphans' hosts, and by uuid only the scoped consumers.
+    const live = ix.liveNodes.find((n) => ix.liveComputeService.get(n.cellUuid, n.host) !== undefined);
+    if (live === undefined) throw new Error('a node with a live service expected');
+    expect(() => instancesOn(ix, live.cellUuid, live.host, live.hypervisorHostname)).toThrow(/instance read left out \(a planner bug: nothing was changed\)/);
+    expect(() => ix.instanceByUuid.get(randomUUID())).toThrow(/instance read left out/);
+    expect(() => [...ix.instanceByUuid]).toThrow(/walked every entry/);
     // Inside it, answers as the whole index does.
     expect(ix.allocationsOfConsumer.get(evacuated)?.length).toBeGreaterThan(1);
+    expect(ix.instanceByUuid.get(evacuated)?.uuid).toBe(evacuated);
+    expect(instancesOn(ix, live.cellUuid, orphanHost, scoped.computeNodes.find((n) => n.host === orphanHost)?.hypervisorHostname ?? null).map((i) => i.uuid)).toEqual([onOrphan]);
+  });
+
+  it('an orphan whose host is not plain ASCII makes every instance read, and the plans still agree', async () => {
+    await d.knex('cell1')('compute_nodes').where('host', orphanHost).update({ host: `${orphanHost}-ü` });
+    await d.knex('cell1')('instances').where('uuid', onOrphan).update({ host: `${orphanHost}-ü` });
+    const { whole, scoped } = await both(ORPHANS);
+    expect(scoped.instanceScope).toBeUndefined();
+    expect(scoped.instances.length).toBe(whole.instances.length);
+    const plan = planOrphanCleanup(scoped);
+    expect(plan).toEqual(planOrphanCleanup(whole));
+    expect(plan.refused.map((r) => r.reason).join('\n')).toContain(`but live instance ${onOrphan} is on it`);
   });
 });

@@ -6,6 +6,8 @@ import type { Knex } from 'knex';
 import type { ComputeNodeRec, InstanceRec, MigrationRec, ServiceRec } from '../../domain/model.js';
 import { FINAL_MIGRATION_STATES } from '../../domain/model.js';
 import { readTable } from '../keyset.js';
+import { chunk } from '../batches.js';
+import type { Dialect } from '../connect.js';
 import type { StringPool } from '../string-pool.js';
 
 type Value = string | number | null;
@@ -93,22 +95,58 @@ interface InstanceRow {
   readonly task_state: string | null;
 }
 
+const INSTANCE_COLUMNS = ['id', 'uuid', 'host', 'node', 'vm_state', 'task_state'] as const;
+
 /** Live instances (any vm_state: a DB-deleted instance is not vm_state 'soft-delete', §8.1). */
 export async function readLiveInstances(db: Knex, cellUuid: string, pool: StringPool): Promise<InstanceRec[]> {
-  return readTable(
-    db,
-    { table: 'instances', columns: ['id', 'uuid', 'host', 'node', 'vm_state', 'task_state'], where: (q) => q.where('deleted', 0) },
-    (r: InstanceRow) => ({
-      cellUuid,
-      id: Number(r.id),
-      // Its consumer's uuid in placement, held by each of its allocations too.
-      uuid: pool.get(r.uuid),
-      host: pool.nullable(r.host),
-      node: pool.nullable(r.node),
-      vmState: pool.nullable(r.vm_state),
-      taskState: pool.nullable(r.task_state),
-    }),
-  );
+  return readTable(db, { table: 'instances', columns: [...INSTANCE_COLUMNS], where: (q) => q.where('deleted', 0) }, (r: InstanceRow) => instanceRecord(r, cellUuid, pool));
+}
+
+/**
+ * The live instances of a planner's scope (Snapshot.instanceScope): those on
+ * `hostKeys` (hostKey-folded ASCII host names) and those of `uuids`, by IN
+ * lists of at most BATCH_SIZE, in id order as readLiveInstances gives them.
+ * MySQL compares `host` with the column's collation, utf8mb3_general_ci in
+ * Nova's schema, which folds ASCII case and ignores trailing spaces as
+ * hostKey does, so the folded names are asked as they are, on the
+ * (host, node, deleted) index; `rawHosts` (the hosts as the nodes spell
+ * them) are asked beside them for a column of a binary collation. SQLite
+ * compares bytes, so there the column is folded (rtrim(lower(host))): the
+ * sandbox is small.
+ */
+export async function readScopedInstances(
+  db: Knex,
+  dialect: Dialect,
+  cellUuid: string,
+  pool: StringPool,
+  hosts: { readonly keys: readonly string[]; readonly raw: readonly string[] },
+  uuids: readonly string[],
+): Promise<InstanceRec[]> {
+  const byId = new Map<number, InstanceRec>();
+  const keep = (rows: readonly InstanceRow[]): void => {
+    for (const r of rows) if (!byId.has(Number(r.id))) byId.set(Number(r.id), instanceRecord(r, cellUuid, pool));
+  };
+  const live = (): Knex.QueryBuilder => db('instances').select(...INSTANCE_COLUMNS).where('deleted', 0);
+  const asked = dialect === 'sqlite' ? hosts.keys : [...new Set([...hosts.keys, ...hosts.raw])];
+  for (const batch of chunk(asked)) {
+    const q = dialect === 'sqlite' ? live().whereRaw(`rtrim(lower(host)) in (${batch.map(() => '?').join(', ')})`, batch) : live().whereIn('host', batch);
+    keep((await q) as InstanceRow[]);
+  }
+  for (const batch of chunk(uuids)) keep((await live().whereIn('uuid', batch)) as InstanceRow[]);
+  return [...byId.values()].sort((a, b) => a.id - b.id);
+}
+
+function instanceRecord(r: InstanceRow, cellUuid: string, pool: StringPool): InstanceRec {
+  return {
+    cellUuid,
+    id: Number(r.id),
+    // Its consumer's uuid in placement, held by each of its allocations too.
+    uuid: pool.get(r.uuid),
+    host: pool.nullable(r.host),
+    node: pool.nullable(r.node),
+    vmState: pool.nullable(r.vm_state),
+    taskState: pool.nullable(r.task_state),
+  };
 }
 
 interface MigrationRow {
