@@ -140,6 +140,13 @@ export interface Snapshot {
    * (snapshot-index.ts), as for placement's scope.
    */
   readonly instanceScope?: InstanceScope;
+  /**
+   * 'orphan-candidates': the compute nodes are only the live ones that may
+   * be orphans (db/cell/snapshot-reads.ts readOrphanCandidateNodes), and the
+   * services only those on their hosts; the index answers for no other node
+   * or host (snapshot-index.ts). compute_node cleanup_orphans' read.
+   */
+  readonly nodeScope?: 'orphan-candidates';
   /** Active migrations only. */
   readonly migrations: readonly MigrationRec[];
   /** Undefined when placement was not read (commands that do not need it). */
@@ -186,6 +193,13 @@ export interface PlacementSnapshot {
    * beyond its scope fails instead of planning on rows it never saw.
    */
   readonly scope?: PlacementScope;
+  /**
+   * Set when the providers were read only by these uuids, with their trees
+   * (readProvidersByUuid: compute_node cleanup_orphans names its providers
+   * by its candidate nodes' uuids): the index answers for no other provider
+   * by uuid, id or name.
+   */
+  readonly named?: ReadonlySet<string>;
 }
 
 /** What a scoped placement read holds in full (PlacementSnapshot.scope). */

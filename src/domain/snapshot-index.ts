@@ -70,6 +70,23 @@ export function serviceKey(cellUuid: string, host: string | null): string {
  */
 export class CellHostMap<V> {
   private readonly cells = new Map<string, ReadonlyMap<string, V>>();
+  /** Set by scoped(): the (cell, folded host) pairs this map may be asked for. */
+  private allowed: ((cellUuid: string, key: string) => boolean) | undefined;
+
+  /** This map, answering only for the hosts a scoped read held in full (Snapshot.nodeScope); any other throws. */
+  scoped(allowed: (cellUuid: string, key: string) => boolean, what: string): this {
+    this.allowed = allowed;
+    this.what = what;
+    return this;
+  }
+
+  private what = '';
+
+  private check(cellUuid: string, name: string | null): string {
+    const key = hostKey(name);
+    if (this.allowed !== undefined && !this.allowed(cellUuid, key)) throw outOfScope(`${this.what} of host ${name ?? '-'} in cell ${cellUuid}`, 'node');
+    return key;
+  }
 
   /** Exact groups of `items` by cell and name (Groups: a group of one is held as its item), in item order. */
   static grouped<T>(items: readonly T[], cellOf: (item: T) => string, nameOf: (item: T) => string | null): CellHostMap<readonly T[]> {
@@ -79,11 +96,11 @@ export class CellHostMap<V> {
   }
 
   get(cellUuid: string, name: string | null): V | undefined {
-    return this.cells.get(cellUuid)?.get(hostKey(name));
+    return this.cells.get(cellUuid)?.get(this.check(cellUuid, name));
   }
 
   has(cellUuid: string, name: string | null): boolean {
-    return this.cells.get(cellUuid)?.has(hostKey(name)) ?? false;
+    return this.cells.get(cellUuid)?.has(this.check(cellUuid, name)) ?? false;
   }
 
   /** For a map built entry by entry (not by grouped). */
@@ -151,8 +168,10 @@ function placementRowMaps(p: PlacementSnapshot | undefined, providerById: Readon
   const consumerInScope = (uuid: string): boolean => scope.consumerUuids.has(uuid);
   // The 'audit' read's inventories: root providers without COMPUTE_NODE.
   const inventoried = (id: number): boolean => {
-    const rp = providerById.get(id);
-    return inScope(id) || (rp !== undefined && rp.parentId === null && !rp.traits.includes(COMPUTE_NODE_TRAIT));
+    if (inScope(id)) return true;
+    // The 'audit' read's inventories of root providers without COMPUTE_NODE; a read by uuid has none but the scope's.
+    const rp = p?.named === undefined ? providerById.get(id) : undefined;
+    return rp !== undefined && rp.parentId === null && !rp.traits.includes(COMPUTE_NODE_TRAIT);
   };
   return {
     allocationsOnProvider: new ScopedMap(maps.allocationsOnProvider, inScope, 'the allocations of provider'),
@@ -207,24 +226,60 @@ function buildIndex(s: Snapshot): SnapshotIndex {
     }
   }
   const childrenOf = groupBy(p?.providers ?? [], (rp) => rp.parentId ?? undefined);
+  const anyNodeName = new Set(s.computeNodes.flatMap((n) => (n.hypervisorHostname === null ? [] : [n.hypervisorHostname.toLowerCase()])));
+  const nodes = { liveNodeByUuid, liveNodesByHypervisorHostname, deletedNodeByUuid, anyNodeName };
   return {
     snapshot: s,
     liveNodes,
-    liveNodeByUuid,
-    liveNodesByHypervisorHostname,
     ironicNodeUuids,
     ironicNodeByUuid,
-    deletedNodeByUuid,
-    anyNodeName: new Set(s.computeNodes.flatMap((n) => (n.hypervisorHostname === null ? [] : [n.hypervisorHostname.toLowerCase()]))),
+    ...(s.nodeScope === undefined ? nodes : candidateNodeMaps(s, nodes, liveComputeService, deletedComputeService)),
     liveComputeService,
     deletedComputeService,
     ...instanceMaps(s),
     activeMigrationUuids,
-    providerById,
-    providerByUuid,
-    providerByName,
-    childrenOf,
+    ...(p?.named === undefined ? { providerById, providerByUuid, providerByName, childrenOf } : namedProviderMaps(p, p.named, { providerById, providerByUuid, providerByName, childrenOf })),
     ...placementRowMaps(p, providerById),
+  };
+}
+
+type NodeMaps = Pick<SnapshotIndex, 'liveNodeByUuid' | 'liveNodesByHypervisorHostname' | 'deletedNodeByUuid' | 'anyNodeName'>;
+
+/**
+ * The lookups of a read of the orphan candidates only (Snapshot.nodeScope):
+ * liveNodes holds them, the services are asked only for their hosts, and no
+ * node is looked up by uuid or name (the read cannot tell "none" there).
+ */
+function candidateNodeMaps(s: Snapshot, maps: NodeMaps, live: CellHostMap<ServiceRec>, deleted: CellHostMap<ServiceRec>): NodeMaps {
+  const hosts = new Set(s.computeNodes.map((n) => `${n.cellUuid}\u0000${hostKey(n.host)}`));
+  const held = (cellUuid: string, key: string): boolean => hosts.has(`${cellUuid}\u0000${key}`);
+  live.scoped(held, 'the live nova-compute service');
+  deleted.scoped(held, 'the deleted nova-compute service');
+  const none = (): boolean => false;
+  return {
+    liveNodeByUuid: new ScopedMap(maps.liveNodeByUuid, none, 'the live compute node of uuid', 'node'),
+    liveNodesByHypervisorHostname: new ScopedMap(maps.liveNodesByHypervisorHostname, none, 'the live compute nodes named', 'node'),
+    deletedNodeByUuid: new ScopedMap(maps.deletedNodeByUuid, none, 'the deleted compute node of uuid', 'node'),
+    anyNodeName: new ScopedSet(maps.anyNodeName, 'the compute nodes named'),
+  };
+}
+
+type ProviderMaps = Pick<SnapshotIndex, 'providerById' | 'providerByUuid' | 'providerByName' | 'childrenOf'>;
+
+/**
+ * The provider lookups of a read by uuid (PlacementSnapshot.named): by uuid
+ * the named ones and those read, by id those read, children only of the
+ * trees read whole (the named providers' trees), never by name.
+ */
+function namedProviderMaps(p: PlacementSnapshot, named: ReadonlySet<string>, maps: ProviderMaps): ProviderMaps {
+  const trees = new Set<number>();
+  const roots = new Set(p.providers.filter((rp) => named.has(rp.uuid)).map((rp) => rp.rootId ?? rp.id));
+  for (const rp of p.providers) if (roots.has(rp.rootId ?? rp.id)) trees.add(rp.id);
+  return {
+    providerById: new ScopedMap(maps.providerById, (id) => maps.providerById.has(id), 'the resource provider of id'),
+    providerByUuid: new ScopedMap(maps.providerByUuid, (uuid) => named.has(uuid) || maps.providerByUuid.has(uuid), 'the resource provider of uuid'),
+    providerByName: new ScopedMap(maps.providerByName, () => false, 'the resource provider named'),
+    childrenOf: new ScopedMap(maps.childrenOf, (id) => trees.has(id), 'the children of resource provider'),
   };
 }
 
@@ -241,7 +296,7 @@ class ScopedMap<K, V> implements ReadonlyMap<K, V> {
     private readonly held: ReadonlyMap<K, V>,
     private readonly allowed: (key: K) => boolean,
     private readonly what: string,
-    private readonly read: 'placement' | 'instance' = 'placement',
+    private readonly read: ScopedRead = 'placement',
   ) {}
 
   get(key: K): V | undefined {
@@ -286,7 +341,49 @@ class ScopedMap<K, V> implements ReadonlyMap<K, V> {
   }
 }
 
-function outOfScope(what: string, read: 'placement' | 'instance'): ReconcileError {
+type ScopedRead = 'placement' | 'instance' | 'node';
+
+/** A set of a scoped read (Snapshot.nodeScope) that answers nothing: asking it is a planner bug. */
+class ScopedSet<T> implements ReadonlySet<T> {
+  constructor(
+    private readonly held: ReadonlySet<T>,
+    private readonly what: string,
+  ) {}
+
+  has(key: T): boolean {
+    throw outOfScope(`${this.what} ${String(key)}`, 'node');
+  }
+
+  get size(): number {
+    return this.refuseWalk();
+  }
+
+  forEach(): void {
+    this.refuseWalk();
+  }
+
+  entries(): SetIterator<[T, T]> {
+    return this.refuseWalk();
+  }
+
+  keys(): SetIterator<T> {
+    return this.refuseWalk();
+  }
+
+  values(): SetIterator<T> {
+    return this.refuseWalk();
+  }
+
+  [Symbol.iterator](): SetIterator<T> {
+    return this.refuseWalk();
+  }
+
+  private refuseWalk(): never {
+    throw new ReconcileError('internal', `the plan walked ${this.what} (${this.held.size} read), which this command's node read does not hold (a planner bug: nothing was changed)`);
+  }
+}
+
+function outOfScope(what: string, read: ScopedRead): ReconcileError {
   return new ReconcileError('internal', `the plan asked for ${what}, which this command's ${read} read left out (a planner bug: nothing was changed)`);
 }
 

@@ -8,8 +8,8 @@ import { setFlagsFromString } from 'node:v8';
 import type { Database } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
 import { readHostMappings } from '../db/api/snapshot-reads.js';
-import { readActiveMigrations, readComputeNodes, readLiveInstances, readScopedInstances, readServices } from '../db/cell/snapshot-reads.js';
-import { readPlacement, readPlacementScope, streamAllocationsByConsumer, type PlacementRead } from '../db/placement/snapshot-reads.js';
+import { countCellRows, readActiveMigrations, readComputeNodes, readLiveInstances, readOrphanCandidateNodes, readScopedInstances, readServices, readServicesOfHosts, type ScopedHosts } from '../db/cell/snapshot-reads.js';
+import { readPlacement, readPlacementScope, readProvidersById, readProvidersByUuid, streamAllocationsByConsumer, type PlacementRead } from '../db/placement/snapshot-reads.js';
 import { StringPool } from '../db/string-pool.js';
 import { describeDriverError } from '../db/driver-errors.js';
 import { implausibleList, ironicListCoverage, parseIronicNodes } from '../domain/ironic-nodes.js';
@@ -83,6 +83,14 @@ export interface ScopedPlacement {
    * read, as without it.
    */
   readonly instanceHostsOf?: (ix: SnapshotIndex) => ReadonlyArray<{ readonly cellUuid?: string; readonly host: string | null }>;
+  /**
+   * 'orphan-candidates': read the cells' compute nodes and services, and
+   * placement's providers, only for the live nodes that may be orphans
+   * (readCandidates; Snapshot.nodeScope), no host mapping. For
+   * compute_node cleanup_orphans without --host or --node (which must name
+   * something anywhere in the deployment).
+   */
+  readonly nodes?: 'orphan-candidates';
 }
 
 interface CellPart {
@@ -90,6 +98,8 @@ interface CellPart {
   readonly computeNodes: ComputeNodeRec[];
   readonly instances: InstanceRec[];
   readonly migrations: MigrationRec[];
+  /** When the tables were read in part (readCandidates): what checkGroundTruth counts. */
+  readonly counts?: { readonly services: number; readonly liveComputeNodes: number };
 }
 
 export async function readSnapshot(deployment: Deployment, options: ReadSnapshotOptions): Promise<Snapshot> {
@@ -111,37 +121,46 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   // Opened before any cell is read, so a missing [placement_database] or an
   // unreachable server fails at once.
   const placementDb = options.placement === false ? undefined : await deployment.placement();
-  progress(`reading host mappings from the API database (${api.target.display})…`);
 
   // Shared by every database read, so that a uuid or host held by several tables is one string (db/string-pool.ts).
   const pool = new StringPool();
-  const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, options.placement === true ? 'whole' : 'audit', progress);
-  // Handled right away so that a failure here cannot go unhandled while the cells are read.
-  placementRead.catch(() => undefined);
   const scoped = typeof options.placement === 'object' ? options.placement : undefined;
-  // Instances are read after placement's scope when the planner scopes them (ScopedPlacement.instanceHostsOf).
-  const laterInstances = scoped?.instanceHostsOf !== undefined && placementDb !== undefined;
-  const [hostMappings, parts] = await Promise.all([
-    readHostMappings(api.knex, pool),
-    readEveryCell(deployment, toRead, (db, cell) => readCell(db, cell, pool, progress, !laterInstances)),
-  ]);
-  const placement = await placementRead;
-  checkGroundTruth(toRead, parts, options.requireServices !== false, ironicNodes, ironic?.origin.label, deployment.config.reconcile.minIronicFraction);
-
-  const snapshot: Snapshot = {
+  const common = {
     takenAt,
     serviceDownTime: deployment.config.serviceDownTime,
     cells: mappings.map(toCellRec),
-    hostMappings,
-    services: parts.flatMap((p) => p.services),
-    computeNodes: parts.flatMap((p) => p.computeNodes),
-    instances: parts.flatMap((p) => p.instances),
-    migrations: parts.flatMap((p) => p.migrations),
-    placement,
     ironicNodes,
     ...(ironic === undefined ? {} : { ironicOrigin: ironic.origin }),
     ...(options.ironicSettings === false ? {} : ironicSettingsOf(deployment.config.reconcile)),
   };
+  const groundTruth = (parts: readonly CellPart[]): void =>
+    checkGroundTruth(toRead, parts, options.requireServices !== false, ironicNodes, ironic?.origin.label, deployment.config.reconcile.minIronicFraction);
+  const candidates = scoped?.nodes === 'orphan-candidates' && placementDb !== undefined ? await readCandidates(deployment, toRead, placementDb, pool, groundTruth, progress) : undefined;
+  // Instances are read after placement's scope when the planner scopes them (ScopedPlacement.instanceHostsOf).
+  const laterInstances = scoped?.instanceHostsOf !== undefined && placementDb !== undefined;
+  const snapshot: Snapshot = candidates === undefined ? await readWhole() : { ...common, ...candidates };
+  async function readWhole(): Promise<Snapshot> {
+    const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, options.placement === true ? 'whole' : 'audit', progress);
+    // Handled right away so that a failure here cannot go unhandled while the cells are read.
+    placementRead.catch(() => undefined);
+    progress(`reading host mappings from the API database (${api.target.display})…`);
+    const [hostMappings, parts] = await Promise.all([
+      readHostMappings(api.knex, pool),
+      readEveryCell(deployment, toRead, (db, cell) => readCell(db, cell, pool, progress, !laterInstances)),
+    ]);
+    const placement = await placementRead;
+    groundTruth(parts);
+    return {
+      ...common,
+      hostMappings,
+      services: parts.flatMap((p) => p.services),
+      computeNodes: parts.flatMap((p) => p.computeNodes),
+      instances: parts.flatMap((p) => p.instances),
+      migrations: parts.flatMap((p) => p.migrations),
+      placement,
+    };
+  }
+  const placement = snapshot.placement;
   if (scoped === undefined || placementDb === undefined || placement === undefined) return snapshot;
   // The planner indexes the snapshot again; only placement's rows are new (indexWithPlacementRows).
   const base = indexSnapshot(snapshot);
@@ -150,6 +169,10 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   let rows: PlacementSnapshot;
   try {
     rows = await readPlacementScope(placementDb.knex, pool, placement, providerIds);
+    // A read by uuid (readCandidates) holds the providers its consumers are allocated on elsewhere too: their generations are planned on.
+    const held = new Set(placement.providers.map((rp) => rp.id));
+    const elsewhere = placement.named === undefined ? [] : rows.allocations.map((a) => a.providerId).filter((id) => !held.has(id));
+    if (elsewhere.length > 0) rows = { ...rows, providers: [...rows.providers, ...(await readProvidersById(placementDb.knex, pool, elsewhere))].sort((a, b) => a.id - b.id) };
   } catch (err) {
     throw new ReconcileError('connection', `cannot read the ${placementDb.label}: ${describeDriverError(err)}`, { cause: err });
   }
@@ -157,6 +180,60 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   const scopedSnapshot: Snapshot = { ...snapshot, placement: rows, ...instances };
   indexWithPlacementRows(base, scopedSnapshot);
   return scopedSnapshot;
+}
+
+/**
+ * compute_node cleanup_orphans' read (ScopedPlacement.nodes): each cell's
+ * live nodes that may be orphans (readOrphanCandidateNodes), the services on
+ * their hosts, its active migrations and the counts checkGroundTruth needs,
+ * no host mapping, and placement's providers of those nodes' uuids with
+ * their trees (readProvidersByUuid). Undefined, so that everything is read
+ * as without it, when a candidate's host is NULL or not plain ASCII (whose
+ * folding the database and hostKey might not share).
+ */
+async function readCandidates(
+  deployment: Deployment,
+  cells: readonly CellMapping[],
+  placementDb: Database,
+  pool: StringPool,
+  groundTruth: (parts: readonly CellPart[]) => void,
+  progress: (line: string) => void,
+): Promise<Omit<Snapshot, 'takenAt' | 'serviceDownTime' | 'cells' | 'ironicNodes'> | undefined> {
+  const parts = await readEveryCell(deployment, cells, async (db, cell): Promise<CellPart | 'sqlite' | 'not plain'> => {
+    // SQLite compares hosts by bytes, so its anti-join would fold both sides and use no index: the sandbox is read whole.
+    if (db.dialect === 'sqlite') return 'sqlite';
+    progress(`reading the compute nodes that may be orphans from cell ${cellLabel(cell)} (${db.target.display})…`);
+    const [computeNodes, migrations, counts] = await Promise.all([readOrphanCandidateNodes(db.knex, cell.uuid, pool), readActiveMigrations(db.knex, cell.uuid), countCellRows(db.knex)]);
+    if (computeNodes.some((n) => n.host === null || !PLAIN_HOST.test(n.host))) return 'not plain';
+    const services = await readServicesOfHosts(db.knex, db.dialect, cell.uuid, pool, scopedHosts(computeNodes.map((n) => n.host as string)));
+    return { services, computeNodes, instances: [], migrations, counts };
+  });
+  if (parts.includes('not plain')) progress('a compute node that may be an orphan has a host that is NULL or not plain ASCII: reading every cell whole…');
+  if (parts.some((p) => typeof p === 'string')) return undefined;
+  const held = parts as CellPart[];
+  groundTruth(held);
+  const computeNodes = held.flatMap((p) => p.computeNodes);
+  progress(`reading the resource providers of ${computeNodes.length} compute node(s) from the placement database (${placementDb.target.display})…`);
+  let placement: PlacementSnapshot;
+  try {
+    placement = await readProvidersByUuid(placementDb.knex, pool, computeNodes.flatMap((n) => (n.uuid === null ? [] : [n.uuid])));
+  } catch (err) {
+    throw new ReconcileError('connection', `cannot read the ${placementDb.label}: ${describeDriverError(err)}`, { cause: err });
+  }
+  return {
+    hostMappings: [],
+    services: held.flatMap((p) => p.services),
+    computeNodes,
+    instances: [],
+    migrations: held.flatMap((p) => p.migrations),
+    placement,
+    nodeScope: 'orphan-candidates',
+  };
+}
+
+/** Hosts to ask by name: folded and as spelt (db/cell/snapshot-reads.ts ScopedHosts). */
+function scopedHosts(hosts: readonly string[]): ScopedHosts {
+  return { keys: [...new Set(hosts.map(hostKey))], raw: [...new Set(hosts)] };
 }
 
 /** Each cell's part, read on cell_concurrency connections; a cell that cannot be read fails the whole snapshot. */
@@ -205,7 +282,7 @@ async function readInstancesOfScope(
   const parts = await readEveryCell(deployment, cells, (db, cell) => {
     const keys = hostsByCell.get(cell.uuid) ?? new Set<string>();
     progress(`reading the live instances of ${keys.size} host(s) and ${uuids.length} consumer(s) from cell ${cellLabel(cell)} (${db.target.display})…`);
-    return readScopedInstances(db.knex, db.dialect, cell.uuid, pool, { keys: [...keys], raw: [...(rawByCell.get(cell.uuid) ?? [])] }, uuids);
+    return readScopedInstances(db.knex, db.dialect, cell.uuid, pool, scopedHosts([...(rawByCell.get(cell.uuid) ?? [])]), uuids);
   });
   return { instances: parts.flat(), instanceScope: { hostsByCell, uuids: consumerUuids } };
 }
@@ -282,9 +359,9 @@ function checkGroundTruth(
   minIronicFraction: number,
 ): void {
   if (requireServices) parts.forEach((p, i) => {
-    const live = p.computeNodes.filter((n) => !n.deleted).length;
+    const live = p.counts?.liveComputeNodes ?? p.computeNodes.filter((n) => !n.deleted).length;
     const cell = cells[i] as CellMapping;
-    if (p.services.length === 0 && live > 0)
+    if ((p.counts?.services ?? p.services.length) === 0 && live > 0)
       throw new ReconcileError('implausible', `cell ${cellLabel(cell)} (${cell.uuid}) has ${live} live compute node(s) but its services table is empty; refusing to judge its nodes`, {
         hint: 'check that the cell database is the live one (not a restored backup or another deployment\'s) and re-run',
       });

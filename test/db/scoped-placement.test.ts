@@ -25,6 +25,15 @@
 // allocations and instances, and its index refuses any lookup outside the
 // scope instead of answering "none". An orphan whose host is not plain
 // ASCII makes every instance read.
+//
+// On MariaDB, cleanup_orphans reads only the compute nodes that may be
+// orphans, the services of their hosts and their providers
+// (ScopedPlacement.nodes, Snapshot.nodeScope; SQLite reads them whole). Two
+// more states test the anti-join that lists them: a healthy node whose live
+// service spells its host in another case with a trailing space (the same
+// host: not an orphan), and an orphan beside a live service whose host
+// differs from its own only by an accent (one host to the collation, two to
+// hostKey and Nova's code: still an orphan).
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createTestDeployment, describeEachDialect, generateTestCloud, useDeployment, type TestDeployment } from '../helpers/test-deployment.js';
@@ -34,7 +43,7 @@ import { indexSnapshot, instancesOn } from '../../src/domain/snapshot-index.js';
 import type { Plan } from '../../src/domain/plan.js';
 import type { Snapshot } from '../../src/domain/model.js';
 import { readSnapshot, type ScopedPlacement } from '../../src/operations/read-snapshot.js';
-import { insertAllocations, insertConsumer, insertInstance, insertResourceProvider } from '../../src/sandbox/rows.js';
+import { insertAllocations, insertConsumer, insertInstance, insertResourceProvider, insertService } from '../../src/sandbox/rows.js';
 
 function providerIdOf(unitId: string): number {
   return Number(/^stale-provider:(\d+)$/.exec(unitId)?.[1]);
@@ -48,6 +57,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   let onOrphan: string;
   let leftover: string;
   let orphanHost: string;
+  let accented: { cellUuid: string; host: string; node: string | null };
   const upper = randomUUID().toUpperCase();
 
   beforeEach(async () => {
@@ -61,6 +71,13 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     const third = orphans[2];
     if (third?.kind !== 'soft-delete-compute-node' || third.host === null) throw new Error('three orphans expected');
     orphanHost = third.host;
+    const fourth = orphans[3];
+    if (fourth?.kind !== 'soft-delete-compute-node' || fourth.host === null) throw new Error('four orphans expected');
+    accented = { cellUuid: fourth.target.cellUuid, host: fourth.host.replace('c', 'ç'), node: fourth.uuid };
+    await insertService(d.knex(fourth.target.cellUuid === whole.cells.find((c) => c.name === 'cell1')?.uuid ? 'cell1' : 'cell2'), { uuid: randomUUID(), host: accented.host });
+    const healthy = whole.services.find((svc) => svc.binary === 'nova-compute' && !svc.deleted && svc.cellUuid === whole.cells[1]?.uuid);
+    if (healthy === undefined || healthy.host === null) throw new Error('a live service expected');
+    await d.knex('cell1')('services').where('id', healthy.id).update({ host: `${healthy.host.toUpperCase()} ` });
     onOrphan = randomUUID();
     await insertInstance(d.knex('cell1'), { uuid: onOrphan, host: `${third.host.toUpperCase()} `, node: third.hypervisorHostname, vmState: 'active', projectId: 'p', userId: 'u' });
     const [stale1, stale2, stale3] = planProviderCleanup(whole).units.map((u) => providerIdOf(u.id));
@@ -87,7 +104,8 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     await d.cleanup();
   });
 
-  const ORPHANS: ScopedPlacement = { scopeOf: orphanCleanupPlacementScope, instanceHostsOf: orphanCleanupInstanceHosts };
+  // As compute_node cleanup_orphans reads without --host and --node.
+  const ORPHANS: ScopedPlacement = { scopeOf: orphanCleanupPlacementScope, instanceHostsOf: orphanCleanupInstanceHosts, nodes: 'orphan-candidates' };
   const PROVIDERS: ScopedPlacement = { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [] };
 
   async function both(placement: ScopedPlacement): Promise<{ whole: Snapshot; scoped: Snapshot }> {
@@ -105,6 +123,14 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     expect(scoped.placement?.allocations.length).toBeLessThan(whole.placement?.allocations.length ?? 0);
     expect(scoped.instanceScope).toBeDefined();
     expect(scoped.instances.length).toBeLessThan(whole.instances.length);
+    expect(scoped.nodeScope).toBe(dialect === 'mysql' ? 'orphan-candidates' : undefined);
+    // The orphan beside the accented live service is still planned.
+    expect(whole.services.some((svc) => !svc.deleted && svc.cellUuid === accented.cellUuid && svc.host === accented.host)).toBe(true);
+    expect(changesOf(plan).some((c) => c.includes('soft-delete-compute-node') && accented.node !== null && c.includes(accented.node))).toBe(true);
+    if (dialect === 'mysql') {
+      expect(scoped.computeNodes.length).toBeLessThan(whole.computeNodes.filter((n) => !n.deleted).length);
+      expect(scoped.placement?.providers.length).toBeLessThan(whole.placement?.providers.length ?? 0);
+    }
     expect(plan.refused.map((r) => r.reason).join('\n')).toContain(`but live instance ${onOrphan} is on it`);
     // The evacuated instance's share goes, its allocations on its live node (read as the consumer's) stay.
     const share = changesOf(plan).filter((c) => c.includes(evacuated));
@@ -128,7 +154,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   });
 
   it('the scoped index refuses a lookup outside the scope, and a walk', async () => {
-    const { scoped } = await both(ORPHANS);
+    const { whole, scoped } = await both(ORPHANS);
     const scope = scoped.placement?.scope;
     if (scope === undefined) throw new Error('a scoped read expected');
     const ix = indexSnapshot(scoped);
@@ -138,8 +164,21 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     expect(() => ix.inventoriesOf.get(outside.id)).toThrow(/left out/);
     expect(() => ix.consumerByUuid.get(randomUUID())).toThrow(/left out/);
     expect(() => [...ix.allocationsOfConsumer]).toThrow(/walked every entry/);
+    if (dialect === 'mysql') {
+      // The nodes: only the candidates, their hosts' services, and their providers by uuid.
+      const node = whole.computeNodes.find(
+        (n) => !n.deleted && !scoped.computeNodes.some((c) => c.id === n.id && c.cellUuid === n.cellUuid) && !(scoped.placement?.providers ?? []).some((rp) => rp.uuid === n.uuid),
+      );
+      if (node === undefined || node.uuid === null) throw new Error('a node that is no candidate expected');
+      expect(() => ix.liveNodeByUuid.get(node.uuid as string)).toThrow(/node read left out \(a planner bug: nothing was changed\)/);
+      expect(() => ix.liveComputeService.get(node.cellUuid, node.host)).toThrow(/node read left out/);
+      expect(() => ix.anyNodeName.has('x')).toThrow(/node read left out/);
+      expect(() => ix.providerByName.get('x')).toThrow(/placement read left out/);
+      expect(() => ix.providerByUuid.get(node.uuid as string)).toThrow(/placement read left out/);
+    }
     // The instances: only the orphans' hosts, and by uuid only the scoped consumers.
-    const live = ix.liveNodes.find((n) => ix.liveComputeService.get(n.cellUuid, n.host) !== undefined);
+    const wholeIx = indexSnapshot(whole);
+    const live = wholeIx.liveNodes.find((n) => wholeIx.liveComputeService.get(n.cellUuid, n.host) !== undefined);
     if (live === undefined) throw new Error('a node with a live service expected');
     expect(() => instancesOn(ix, live.cellUuid, live.host, live.hypervisorHostname)).toThrow(/instance read left out \(a planner bug: nothing was changed\)/);
     expect(() => ix.instanceByUuid.get(randomUUID())).toThrow(/instance read left out/);
@@ -155,6 +194,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     await d.knex('cell1')('instances').where('uuid', onOrphan).update({ host: `${orphanHost}-ü` });
     const { whole, scoped } = await both(ORPHANS);
     expect(scoped.instanceScope).toBeUndefined();
+    expect(scoped.nodeScope).toBeUndefined();
     expect(scoped.instances.length).toBe(whole.instances.length);
     const plan = planOrphanCleanup(scoped);
     expect(plan).toEqual(planOrphanCleanup(whole));

@@ -76,7 +76,7 @@ async function readProviders(db: Knex, traitNames: ReadonlyMap<number, string>, 
   let afterId = -1;
   for (;;) {
     const rows = (await db('resource_providers')
-      .select('id', 'uuid', 'name', 'generation', 'root_provider_id', 'parent_provider_id')
+      .select(...PROVIDER_COLUMNS)
       .where('id', '>', afterId)
       .orderBy('id')
       .limit(KEYSET_BATCH)) as ProviderRow[];
@@ -84,39 +84,85 @@ async function readProviders(db: Knex, traitNames: ReadonlyMap<number, string>, 
     const last = rows[rows.length - 1];
     if (first === undefined || last === undefined) return out;
     const range: [number, number] = [Number(first.id), Number(last.id)];
-    const traits = new Map<number, string[]>();
-    const traitRows = (await db('resource_provider_traits')
-      .select('resource_provider_id', 'trait_id')
-      .whereBetween('resource_provider_id', range)
-      .orderBy(['resource_provider_id', 'trait_id'])) as Array<{ resource_provider_id: number; trait_id: number }>;
-    for (const t of traitRows) {
-      const id = Number(t.resource_provider_id);
-      pushTo(traits, id, traitNames.get(Number(t.trait_id)) ?? `#${t.trait_id}`);
-    }
-    const aggregateRows = (await db('resource_provider_aggregates')
-      .select('resource_provider_id')
-      .count({ n: '*' })
-      .whereBetween('resource_provider_id', range)
-      .groupBy('resource_provider_id')) as Array<{ resource_provider_id: number; n: number | string }>;
-    const aggregates = new Map(aggregateRows.map((a) => [Number(a.resource_provider_id), Number(a.n)]));
-    for (const r of rows) {
-      const id = Number(r.id);
-      out.push({
-        id,
-        // A compute node's uuid and hypervisor_hostname.
-        uuid: pool.get(r.uuid),
-        name: pool.nullable(r.name),
-        // NULL only on rows written outside placement; placement starts at 0.
-        generation: r.generation === null ? 0 : Number(r.generation),
-        rootId: r.root_provider_id === null ? null : Number(r.root_provider_id),
-        parentId: r.parent_provider_id === null ? null : Number(r.parent_provider_id),
-        traits: pool.list(traits.get(id) ?? []),
-        aggregateCount: aggregates.get(id) ?? 0,
-      });
-    }
+    out.push(...(await providerRecords(db, rows, traitNames, pool, (q) => q.whereBetween('resource_provider_id', range))));
     if (rows.length < KEYSET_BATCH) return out;
     afterId = range[1];
   }
+}
+
+const PROVIDER_COLUMNS = ['id', 'uuid', 'name', 'generation', 'root_provider_id', 'parent_provider_id'] as const;
+
+/** The records of these provider rows, their traits and aggregate counts read for the providers `of` selects. */
+async function providerRecords(
+  db: Knex,
+  rows: readonly ProviderRow[],
+  traitNames: ReadonlyMap<number, string>,
+  pool: StringPool,
+  of: (q: Knex.QueryBuilder) => Knex.QueryBuilder,
+): Promise<ProviderRec[]> {
+  const traits = new Map<number, string[]>();
+  const traitRows = (await of(db('resource_provider_traits').select('resource_provider_id', 'trait_id')).orderBy(['resource_provider_id', 'trait_id'])) as Array<{
+    resource_provider_id: number;
+    trait_id: number;
+  }>;
+  for (const t of traitRows) {
+    const id = Number(t.resource_provider_id);
+    pushTo(traits, id, traitNames.get(Number(t.trait_id)) ?? `#${t.trait_id}`);
+  }
+  const aggregateRows = (await of(db('resource_provider_aggregates').select('resource_provider_id').count({ n: '*' })).groupBy('resource_provider_id')) as Array<{
+    resource_provider_id: number;
+    n: number | string;
+  }>;
+  const aggregates = new Map(aggregateRows.map((a) => [Number(a.resource_provider_id), Number(a.n)]));
+  return rows.map((r) => {
+    const id = Number(r.id);
+    return {
+      id,
+      // A compute node's uuid and hypervisor_hostname.
+      uuid: pool.get(r.uuid),
+      name: pool.nullable(r.name),
+      // NULL only on rows written outside placement; placement starts at 0.
+      generation: r.generation === null ? 0 : Number(r.generation),
+      rootId: r.root_provider_id === null ? null : Number(r.root_provider_id),
+      parentId: r.parent_provider_id === null ? null : Number(r.parent_provider_id),
+      traits: pool.list(traits.get(id) ?? []),
+      aggregateCount: aggregates.get(id) ?? 0,
+    };
+  });
+}
+
+/** The providers of these ids (without their trees), in id order: those a scoped read's consumers hold allocations on elsewhere. */
+export async function readProvidersById(db: Knex, pool: StringPool, ids: readonly number[]): Promise<ProviderRec[]> {
+  const traitNames = await readNames(db, 'traits');
+  const out: ProviderRec[] = [];
+  for (const batch of chunk([...new Set(ids)].sort((a, b) => a - b))) {
+    const rows = (await db('resource_providers').select(...PROVIDER_COLUMNS).whereIn('id', batch)) as ProviderRow[];
+    out.push(...(await providerRecords(db, rows, traitNames, pool, (q) => q.whereIn('resource_provider_id', batch))));
+  }
+  return out.sort((a, b) => a.id - b.id);
+}
+
+/**
+ * The providers whose uuid is one of `uuids` and every provider of their
+ * trees (by root_provider_id), in id order, for a planner that names its
+ * providers by their compute nodes (PlacementScope.providers 'named'). A
+ * uuid is asked as the database compares it, so a superset may come back.
+ */
+export async function readProvidersByUuid(db: Knex, pool: StringPool, uuids: readonly string[]): Promise<PlacementSnapshot> {
+  const traitNames = await readNames(db, 'traits');
+  const roots = new Set<number>();
+  for (const batch of chunk(uuids)) {
+    const rows = (await db('resource_providers').select('id', 'root_provider_id').whereIn('uuid', batch)) as Array<{ id: number; root_provider_id: number | null }>;
+    for (const r of rows) roots.add(Number(r.root_provider_id ?? r.id));
+  }
+  const out: ProviderRec[] = [];
+  for (const batch of chunk([...roots].sort((a, b) => a - b))) {
+    const rows = (await db('resource_providers').select(...PROVIDER_COLUMNS).whereIn('root_provider_id', batch).orWhereIn('id', batch)) as ProviderRow[];
+    const ids = rows.map((r) => Number(r.id));
+    out.push(...(await providerRecords(db, rows, traitNames, pool, (q) => q.whereIn('resource_provider_id', ids))));
+  }
+  const byId = new Map(out.map((rp) => [rp.id, rp]));
+  return { providers: [...byId.values()].sort((a, b) => a.id - b.id), inventories: [], allocations: [], consumers: [], streamed: true, named: new Set(uuids) };
 }
 
 const INVENTORY_COLUMNS = ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'] as const;
@@ -299,6 +345,7 @@ export async function readPlacementScope(db: Knex, pool: StringPool, base: Place
   }
   return {
     providers: base.providers,
+    ...(base.named === undefined ? {} : { named: base.named }),
     inventories: [...inventories.values()].sort((a, b) => a.id - b.id),
     allocations: [...byId.values()].sort((a, b) => a.id - b.id),
     consumers: [...consumers.values()].sort((a, b) => a.id - b.id),
