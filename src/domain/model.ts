@@ -196,10 +196,11 @@ export interface PlacementSnapshot {
   /**
    * Set when the providers were read only by these uuids, with their trees
    * (readProvidersByUuid: compute_node cleanup_orphans names its providers
-   * by its candidate nodes' uuids): the index answers for no other provider
-   * by uuid, id or name.
+   * by its candidate nodes' uuids), and by these ids (the providers their
+   * consumers are allocated on elsewhere: readProvidersById): the index
+   * answers for no other provider by uuid, id or name.
    */
-  readonly named?: ReadonlySet<string>;
+  readonly named?: { readonly uuids: ReadonlySet<string>; readonly ids: ReadonlySet<number> };
 }
 
 /** What a scoped placement read holds in full (PlacementSnapshot.scope). */

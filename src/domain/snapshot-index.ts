@@ -271,13 +271,13 @@ type ProviderMaps = Pick<SnapshotIndex, 'providerById' | 'providerByUuid' | 'pro
  * the named ones and those read, by id those read, children only of the
  * trees read whole (the named providers' trees), never by name.
  */
-function namedProviderMaps(p: PlacementSnapshot, named: ReadonlySet<string>, maps: ProviderMaps): ProviderMaps {
+function namedProviderMaps(p: PlacementSnapshot, named: NonNullable<PlacementSnapshot['named']>, maps: ProviderMaps): ProviderMaps {
   const trees = new Set<number>();
-  const roots = new Set(p.providers.filter((rp) => named.has(rp.uuid)).map((rp) => rp.rootId ?? rp.id));
+  const roots = new Set(p.providers.filter((rp) => named.uuids.has(rp.uuid)).map((rp) => rp.rootId ?? rp.id));
   for (const rp of p.providers) if (roots.has(rp.rootId ?? rp.id)) trees.add(rp.id);
   return {
-    providerById: new ScopedMap(maps.providerById, (id) => maps.providerById.has(id), 'the resource provider of id'),
-    providerByUuid: new ScopedMap(maps.providerByUuid, (uuid) => named.has(uuid) || maps.providerByUuid.has(uuid), 'the resource provider of uuid'),
+    providerById: new ScopedMap(maps.providerById, (id) => named.ids.has(id) || maps.providerById.has(id), 'the resource provider of id'),
+    providerByUuid: new ScopedMap(maps.providerByUuid, (uuid) => named.uuids.has(uuid) || maps.providerByUuid.has(uuid), 'the resource provider of uuid'),
     providerByName: new ScopedMap(maps.providerByName, () => false, 'the resource provider named'),
     childrenOf: new ScopedMap(maps.childrenOf, (id) => trees.has(id), 'the children of resource provider'),
   };

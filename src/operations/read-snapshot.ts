@@ -172,7 +172,13 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     // A read by uuid (readCandidates) holds the providers its consumers are allocated on elsewhere too: their generations are planned on.
     const held = new Set(placement.providers.map((rp) => rp.id));
     const elsewhere = placement.named === undefined ? [] : rows.allocations.map((a) => a.providerId).filter((id) => !held.has(id));
-    if (elsewhere.length > 0) rows = { ...rows, providers: [...rows.providers, ...(await readProvidersById(placementDb.knex, pool, elsewhere))].sort((a, b) => a.id - b.id) };
+    if (placement.named !== undefined && elsewhere.length > 0)
+      rows = {
+        ...rows,
+        providers: [...rows.providers, ...(await readProvidersById(placementDb.knex, pool, elsewhere))].sort((a, b) => a.id - b.id),
+        // Asked by id: one that does not exist (an allocation's dangling provider id) is known to be absent.
+        named: { uuids: placement.named.uuids, ids: new Set(elsewhere) },
+      };
   } catch (err) {
     throw new ReconcileError('connection', `cannot read the ${placementDb.label}: ${describeDriverError(err)}`, { cause: err });
   }

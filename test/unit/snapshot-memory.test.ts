@@ -161,7 +161,7 @@ describe('CellHostMap and instancesOn', () => {
       vmState: 'active',
       taskState: null,
     }));
-    const ix = { instancesOnNode: CellHostMap.grouped(instances, (i) => i.cellUuid, (i) => i.node) } as unknown as SnapshotIndex;
+    const ix = { snapshot: {}, instancesOnNode: CellHostMap.grouped(instances, (i) => i.cellUuid, (i) => i.node) } as unknown as SnapshotIndex;
     for (const c of [...cells, 'c3'])
       for (const h of [...hosts, 'H2 ', null])
         for (const n of [...nodes, 'N1', null]) {

@@ -162,7 +162,7 @@ export async function readProvidersByUuid(db: Knex, pool: StringPool, uuids: rea
     out.push(...(await providerRecords(db, rows, traitNames, pool, (q) => q.whereIn('resource_provider_id', ids))));
   }
   const byId = new Map(out.map((rp) => [rp.id, rp]));
-  return { providers: [...byId.values()].sort((a, b) => a.id - b.id), inventories: [], allocations: [], consumers: [], streamed: true, named: new Set(uuids) };
+  return { providers: [...byId.values()].sort((a, b) => a.id - b.id), inventories: [], allocations: [], consumers: [], streamed: true, named: { uuids: new Set(uuids), ids: new Set() } };
 }
 
 const INVENTORY_COLUMNS = ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'] as const;
