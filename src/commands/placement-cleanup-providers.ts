@@ -41,8 +41,8 @@ export const cleanupProvidersCommand: CommandSpec<CleanupProvidersOptions> = {
   },
   async run(ctx, { scope, run }) {
     return runPlanCommand(ctx, run, async (d) => {
-      // Placement's rows only for the stale providers' trees, instances only of their consumers (ScopedPlacement).
-      const snapshot = await readSnapshot(d, { placement: { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [] } });
+      // Placement's rows only for the stale providers' trees, instances only of their consumers, no service or host mapping (ScopedPlacement).
+      const snapshot = await readSnapshot(d, { placement: { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes: 'no-services' } });
       return planProviderCleanup(snapshot, resolveScope(snapshot, scope));
     });
   },

@@ -145,8 +145,11 @@ export interface Snapshot {
    * be orphans (db/cell/snapshot-reads.ts readOrphanCandidateNodes), and the
    * services only those on their hosts; the index answers for no other node
    * or host (snapshot-index.ts). compute_node cleanup_orphans' read.
+   * 'no-services': every compute node, but no service and no host mapping
+   * (placement cleanup_providers judges providers by their nodes only); the
+   * index answers for no service.
    */
-  readonly nodeScope?: 'orphan-candidates';
+  readonly nodeScope?: 'orphan-candidates' | 'no-services';
   /** Active migrations only. */
   readonly migrations: readonly MigrationRec[];
   /** Undefined when placement was not read (commands that do not need it). */

@@ -129,9 +129,11 @@ export function resolveCell(cells: ReadonlyArray<Pick<CellRec, 'uuid' | 'name'>>
  * otherwise select nothing and exit 0, as if the host were healthy.
  */
 export function checkScopeNames(snapshot: Snapshot, scope: PlanScope): void {
-  // A read of the orphan candidates only (Snapshot.nodeScope) cannot tell a name from a typo.
-  if (snapshot.nodeScope !== undefined && (scope.host !== undefined || scope.nodes !== undefined || scope.providers !== undefined))
+  // A read of the orphan candidates only, or without services and host mappings (Snapshot.nodeScope), cannot tell a name from a typo.
+  if (snapshot.nodeScope === 'orphan-candidates' && (scope.host !== undefined || scope.nodes !== undefined || scope.providers !== undefined))
     throw new ReconcileError('internal', `this command's read of the compute nodes that may be orphans cannot check --host, --node or --resource_provider (a planner bug: nothing was changed)`);
+  if (snapshot.nodeScope === 'no-services' && scope.host !== undefined)
+    throw new ReconcileError('internal', `this command's read without services and host mappings cannot check --host (a planner bug: nothing was changed)`);
   if (scope.host !== undefined) {
     const want = hostKey(scope.host);
     // A scoped instance read (Snapshot.instanceScope) must have read this host's instances in every cell.

@@ -96,11 +96,13 @@ export class CellHostMap<V> {
   }
 
   get(cellUuid: string, name: string | null): V | undefined {
-    return this.cells.get(cellUuid)?.get(this.check(cellUuid, name));
+    const key = this.check(cellUuid, name);
+    return this.cells.get(cellUuid)?.get(key);
   }
 
   has(cellUuid: string, name: string | null): boolean {
-    return this.cells.get(cellUuid)?.has(this.check(cellUuid, name)) ?? false;
+    const key = this.check(cellUuid, name);
+    return this.cells.get(cellUuid)?.has(key) ?? false;
   }
 
   /** For a map built entry by entry (not by grouped). */
@@ -211,6 +213,11 @@ function buildIndex(s: Snapshot): SnapshotIndex {
     if (svc.binary !== 'nova-compute') continue;
     (svc.deleted ? deletedComputeService : liveComputeService).set(svc.cellUuid, svc.host, svc);
   }
+  if (s.nodeScope === 'no-services') {
+    // No service was read: "none" would be a guess.
+    liveComputeService.scoped(() => false, 'the live nova-compute service');
+    deletedComputeService.scoped(() => false, 'the deleted nova-compute service');
+  }
   const activeMigrationUuids = new Set<string>();
   for (const m of s.migrations) if (m.uuid !== null && !FINAL_MIGRATION_STATES.includes(m.status ?? '')) activeMigrationUuids.add(m.uuid);
 
@@ -233,7 +240,7 @@ function buildIndex(s: Snapshot): SnapshotIndex {
     liveNodes,
     ironicNodeUuids,
     ironicNodeByUuid,
-    ...(s.nodeScope === undefined ? nodes : candidateNodeMaps(s, nodes, liveComputeService, deletedComputeService)),
+    ...(s.nodeScope === 'orphan-candidates' ? candidateNodeMaps(s, nodes, liveComputeService, deletedComputeService) : nodes),
     liveComputeService,
     deletedComputeService,
     ...instanceMaps(s),

@@ -88,9 +88,12 @@ export interface ScopedPlacement {
    * placement's providers, only for the live nodes that may be orphans
    * (readCandidates; Snapshot.nodeScope), no host mapping. For
    * compute_node cleanup_orphans without --host or --node (which must name
-   * something anywhere in the deployment).
+   * something anywhere in the deployment). 'no-services': every compute
+   * node, but of the services only the counts checkGroundTruth needs, and
+   * no host mapping (Snapshot.nodeScope), for a planner that judges no node
+   * by its service and takes no --host (placement cleanup_providers).
    */
-  readonly nodes?: 'orphan-candidates';
+  readonly nodes?: 'orphan-candidates' | 'no-services';
 }
 
 interface CellPart {
@@ -143,15 +146,17 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, options.placement === true ? 'whole' : 'audit', progress);
     // Handled right away so that a failure here cannot go unhandled while the cells are read.
     placementRead.catch(() => undefined);
-    progress(`reading host mappings from the API database (${api.target.display})…`);
+    const noServices = scoped?.nodes === 'no-services';
+    if (!noServices) progress(`reading host mappings from the API database (${api.target.display})…`);
     const [hostMappings, parts] = await Promise.all([
-      readHostMappings(api.knex, pool),
-      readEveryCell(deployment, toRead, (db, cell) => readCell(db, cell, pool, progress, !laterInstances)),
+      noServices ? [] : readHostMappings(api.knex, pool),
+      readEveryCell(deployment, toRead, (db, cell) => readCell(db, cell, pool, progress, { instances: !laterInstances, services: !noServices })),
     ]);
     const placement = await placementRead;
     groundTruth(parts);
     return {
       ...common,
+      ...(noServices ? { nodeScope: 'no-services' as const } : {}),
       hostMappings,
       services: parts.flatMap((p) => p.services),
       computeNodes: parts.flatMap((p) => p.computeNodes),
@@ -392,16 +397,21 @@ export function unknownCell(uuid: string): ReconcileError {
   return new ReconcileError('not-found', `cell ${uuid} has no mapping`, { hint: 'run `nova-reconcile cell_v2 list_cells` to see the cells' });
 }
 
-/** A cell's tables; its instances only `withInstances` (else read for the planner's scope, later). */
-async function readCell(db: Database, cell: CellMapping, pool: StringPool, progress: (line: string) => void, withInstances: boolean): Promise<CellPart> {
+/**
+ * A cell's tables; its instances only with `read.instances` (else read for
+ * the planner's scope, later), its services only with `read.services` (else
+ * counted, for checkGroundTruth).
+ */
+async function readCell(db: Database, cell: CellMapping, pool: StringPool, progress: (line: string) => void, read: { readonly instances: boolean; readonly services: boolean }): Promise<CellPart> {
   progress(`reading cell ${cellLabel(cell)} (${db.target.display})…`);
-  const [services, computeNodes, instances, migrations] = await Promise.all([
-    readServices(db.knex, cell.uuid, pool),
+  const [services, computeNodes, instances, migrations, counts] = await Promise.all([
+    read.services ? readServices(db.knex, cell.uuid, pool) : [],
     readComputeNodes(db.knex, cell.uuid, pool),
-    withInstances ? readLiveInstances(db.knex, cell.uuid, pool) : [],
+    read.instances ? readLiveInstances(db.knex, cell.uuid, pool) : [],
     readActiveMigrations(db.knex, cell.uuid),
+    read.services ? undefined : countCellRows(db.knex),
   ]);
-  return { services, computeNodes, instances, migrations };
+  return { services, computeNodes, instances, migrations, ...(counts === undefined ? {} : { counts }) };
 }
 
 async function readPlacementOf(db: Database, pool: StringPool, read: PlacementRead, progress: (line: string) => void): Promise<PlacementSnapshot> {

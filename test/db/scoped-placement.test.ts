@@ -24,7 +24,8 @@
 // equal those made from the whole snapshot, the scoped read holds fewer
 // allocations and instances, and its index refuses any lookup outside the
 // scope instead of answering "none". An orphan whose host is not plain
-// ASCII makes every instance read.
+// ASCII makes every instance read. cleanup_providers reads no service and
+// no host mapping (it judges providers by their nodes only).
 //
 // On MariaDB, cleanup_orphans reads only the compute nodes that may be
 // orphans, the services of their hosts and their providers
@@ -110,7 +111,8 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
 
   // As compute_node cleanup_orphans reads without --host and --node.
   const ORPHANS: ScopedPlacement = { scopeOf: orphanCleanupPlacementScope, instanceHostsOf: orphanCleanupInstanceHosts, nodes: 'orphan-candidates' };
-  const PROVIDERS: ScopedPlacement = { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [] };
+  // As placement cleanup_providers reads.
+  const PROVIDERS: ScopedPlacement = { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes: 'no-services' };
 
   async function both(placement: ScopedPlacement): Promise<{ whole: Snapshot; scoped: Snapshot }> {
     return useDeployment(d, async (dep) => ({ whole: await readSnapshot(dep, { placement: true }), scoped: await readSnapshot(dep, { placement }) }));
@@ -149,6 +151,13 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     const plan = planProviderCleanup(scoped);
     expect(plan).toEqual(planProviderCleanup(whole));
     expect(scoped.instances.length).toBeLessThan(whole.instances.length);
+    // No service and no host mapping read; the index says so instead of "none".
+    expect(scoped.nodeScope).toBe('no-services');
+    expect([scoped.services.length, scoped.hostMappings.length]).toEqual([0, 0]);
+    expect(whole.services.length).toBeGreaterThan(0);
+    const node = scoped.computeNodes.find((n) => !n.deleted);
+    if (node === undefined) throw new Error('a live node expected');
+    expect(() => indexSnapshot(scoped).liveComputeService.get(node.cellUuid, node.host)).toThrow(/node read left out \(a planner bug: nothing was changed\)/);
     expect(scoped.placement?.allocations.length).toBeLessThan(whole.placement?.allocations.length ?? 0);
     const changes = changesOf(plan).join('\n');
     expect(changes).toContain(childConsumer);
