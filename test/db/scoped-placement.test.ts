@@ -34,7 +34,9 @@
 // service spells its host in another case with a trailing space (the same
 // host: not an orphan), and an orphan beside a live service whose host
 // differs from its own only by an accent (one host to the collation, two to
-// hostKey and Nova's code: still an orphan).
+// hostKey and Nova's code: still an orphan), and an orphan beside a live
+// service whose binary is 'NOVA-COMPUTE ' (nova-compute to the collation,
+// not to Nova's code: still an orphan).
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createTestDeployment, describeEachDialect, generateTestCloud, useDeployment, type TestDeployment } from '../helpers/test-deployment.js';
@@ -59,6 +61,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   let leftover: string;
   let orphanHost: string;
   let accented: { cellUuid: string; host: string; node: string | null };
+  let oddBinary: string | null;
   const upper = randomUUID().toUpperCase();
 
   beforeEach(async () => {
@@ -76,6 +79,11 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     if (fourth?.kind !== 'soft-delete-compute-node' || fourth.host === null) throw new Error('four orphans expected');
     accented = { cellUuid: fourth.target.cellUuid, host: fourth.host.replace('c', 'ç'), node: fourth.uuid };
     await insertService(d.knex(fourth.target.cellUuid === whole.cells.find((c) => c.name === 'cell1')?.uuid ? 'cell1' : 'cell2'), { uuid: randomUUID(), host: accented.host });
+    // And beside the fifth, a live service whose binary only the collation takes for nova-compute: still an orphan.
+    const fifth = orphans[4];
+    if (fifth?.kind !== 'soft-delete-compute-node' || fifth.host === null) throw new Error('five orphans expected');
+    oddBinary = fifth.uuid;
+    await insertService(d.knex(fifth.target.cellUuid === whole.cells.find((c) => c.name === 'cell1')?.uuid ? 'cell1' : 'cell2'), { uuid: randomUUID(), host: fifth.host, binary: 'NOVA-COMPUTE ' });
     const healthy = whole.services.find((svc) => svc.binary === 'nova-compute' && !svc.deleted && svc.cellUuid === whole.cells[1]?.uuid);
     if (healthy === undefined || healthy.host === null) throw new Error('a live service expected');
     await d.knex('cell1')('services').where('id', healthy.id).update({ host: `${healthy.host.toUpperCase()} ` });
@@ -133,6 +141,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     // The orphan beside the accented live service is still planned.
     expect(whole.services.some((svc) => !svc.deleted && svc.cellUuid === accented.cellUuid && svc.host === accented.host)).toBe(true);
     expect(changesOf(plan).some((c) => c.includes('soft-delete-compute-node') && accented.node !== null && c.includes(accented.node))).toBe(true);
+    expect(changesOf(plan).some((c) => c.includes('soft-delete-compute-node') && oddBinary !== null && c.includes(oddBinary))).toBe(true);
     if (dialect === 'mysql') {
       expect(scoped.computeNodes.length).toBeLessThan(whole.computeNodes.filter((n) => !n.deleted).length);
       expect(scoped.placement?.providers.length).toBeLessThan(whole.placement?.providers.length ?? 0);

@@ -113,7 +113,8 @@ export async function readComputeNodes(db: Knex, cellUuid: string, pool: StringP
  * domain/orphan-nodes.ts orphanReason), in keyset pages, on MySQL: every
  * ironic node (the ironic truth and the conductor groups judge those),
  * every node whose host is NULL or not plain ASCII, and every node without
- * a live nova-compute service on its host. "On its host" is the database's
+ * a live nova-compute service (the binary compared byte for byte) on its
+ * host. "On its host" is the database's
  * comparison, counted only between ASCII names (a name equal to its
  * conversion to ascii), where the collation (utf8mb3_general_ci: ASCII case
  * and trailing spaces folded) and hostKey agree; a collation that compares
@@ -132,7 +133,8 @@ export async function readOrphanCandidateNodes(db: Knex, cellUuid: string, pool:
         .leftJoin('services as s', (on) =>
           on
             .on('s.host', '=', 'cn.host')
-            .andOnVal('s.binary', '=', 'nova-compute')
+            // Byte for byte, as the planner compares it: the collation would take 'NOVA-COMPUTE ' for it.
+            .andOn(db.raw('cast(s.`binary` as binary) = ?', ['nova-compute']))
             .andOnVal('s.deleted', '=', 0)
             .andOn(db.raw('s.host = convert(s.host using ascii)')),
         )
