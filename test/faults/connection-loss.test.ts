@@ -11,7 +11,7 @@
 //   with one line, the invariants hold, and re-runs converge once the server
 //   is back.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -42,6 +42,12 @@ describeMysql('connection loss', () => {
   let f: FaultDeployment;
   beforeAll(async () => {
     f = await createFaultDeployment(150, 40, 'cl');
+    // Batches of 8 units, not 64: the journal grows a batch at a time, and
+    // since the cleanups plan without reading the whole deployment, an
+    // apply of 3 batches (1 for the 40 stale providers) could finish before
+    // the KILLs, started at its first batch's lines, landed on a busy
+    // machine. With 19 and 5 batches the KILLs land mid-apply.
+    appendFileSync(f.d.confPath, 'apply_batch_units = 8\n');
   }, 120_000);
   afterAll(async () => {
     await f?.d.cleanup();
