@@ -283,18 +283,13 @@ async function readInstancesOfScope(
     return { instances: parts.flat() };
   }
   const uuids = [...consumerUuids];
-  const hostsByCell = new Map<string, Set<string>>();
-  const rawByCell = new Map<string, Set<string>>();
-  for (const cell of cells) {
-    const ofCell = hosts.filter((h) => h.cellUuid === undefined || h.cellUuid === cell.uuid).map((h) => h.host as string);
-    hostsByCell.set(cell.uuid, new Set(ofCell.map(hostKey)));
-    rawByCell.set(cell.uuid, new Set(ofCell));
-  }
+  const hostsOf = new Map(cells.map((cell) => [cell.uuid, scopedHosts(hosts.filter((h) => h.cellUuid === undefined || h.cellUuid === cell.uuid).map((h) => h.host as string))]));
   const parts = await readEveryCell(deployment, cells, (db, cell) => {
-    const keys = hostsByCell.get(cell.uuid) ?? new Set<string>();
-    progress(`reading the live instances of ${keys.size} host(s) and ${uuids.length} consumer(s) from cell ${cellLabel(cell)} (${db.target.display})…`);
-    return readScopedInstances(db.knex, db.dialect, cell.uuid, pool, scopedHosts([...(rawByCell.get(cell.uuid) ?? [])]), uuids);
+    const ofCell = hostsOf.get(cell.uuid) ?? scopedHosts([]);
+    progress(`reading the live instances of ${ofCell.keys.length} host(s) and ${uuids.length} consumer(s) from cell ${cellLabel(cell)} (${db.target.display})…`);
+    return readScopedInstances(db.knex, db.dialect, cell.uuid, pool, ofCell, uuids);
   });
+  const hostsByCell = new Map([...hostsOf].map(([cellUuid, h]) => [cellUuid, new Set(h.keys)] as const));
   return { instances: parts.flat(), instanceScope: { hostsByCell, uuids: consumerUuids } };
 }
 

@@ -125,7 +125,6 @@ export async function readComputeNodes(db: Knex, cellUuid: string, pool: StringP
  * (0.46 s at 30,000 nodes against 0.05 s).
  */
 export async function readOrphanCandidateNodes(db: Knex, cellUuid: string, pool: StringPool): Promise<ComputeNodeRec[]> {
-  const seen = new Set<number>();
   const nodes = await readByKeyset(
     async (afterId, limit) =>
       (await db('compute_nodes as cn')
@@ -145,8 +144,8 @@ export async function readOrphanCandidateNodes(db: Knex, cellUuid: string, pool:
         .limit(limit)) as ComputeNodeRow[],
     (r: ComputeNodeRow) => computeNodeRecord(r, cellUuid, pool),
   );
-  // A node matched by several services (a binary collation) comes once.
-  return nodes.filter((n) => !seen.has(n.id) && seen.add(n.id) !== undefined);
+  // A node matched by several services (a binary collation) comes once; its rows are adjacent (ordered by id).
+  return nodes.filter((n, i) => i === 0 || (nodes[i - 1] as ComputeNodeRec).id !== n.id);
 }
 
 /** What checkGroundTruth needs of a cell whose tables were read in part: services (any), live compute nodes. */
