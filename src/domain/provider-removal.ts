@@ -34,15 +34,56 @@ export interface ProviderOwner {
 
 export type RemovalPlan = { readonly ok: true; readonly changes: PlannedChange[] } | { readonly ok: false; readonly reason: string; readonly suggestion: string };
 
+/** What the plan of one unit reads and writes of a PlanState: a layer over it (planProviderTreeRemoval). */
+interface PlanView {
+  readonly providerGeneration: Layer<number, number>;
+  readonly consumerGeneration: Layer<string, number>;
+  readonly removedAllocations: { has(id: number): boolean };
+}
+
+/**
+ * Changes to a map, kept beside it until commit(): the unit's plan works on
+ * the layer, and a refusal leaves the caller's state untouched. (It copied
+ * the state per unit: 1,000 units took 0.12 s, the copies growing with
+ * every unit planned before.)
+ */
+class Layer<K, V> {
+  private readonly written = new Map<K, V>();
+  private readonly deleted = new Set<K>();
+
+  constructor(private readonly base: Map<K, V>) {}
+
+  get(key: K): V | undefined {
+    if (this.written.has(key)) return this.written.get(key);
+    return this.deleted.has(key) ? undefined : this.base.get(key);
+  }
+
+  set(key: K, value: V): void {
+    this.written.set(key, value);
+    this.deleted.delete(key);
+  }
+
+  delete(key: K): void {
+    this.written.delete(key);
+    this.deleted.add(key);
+  }
+
+  commit(): void {
+    for (const key of this.deleted) this.base.delete(key);
+    for (const [key, value] of this.written) this.base.set(key, value);
+  }
+}
+
 export function planProviderTreeRemoval(ix: SnapshotIndex, root: ProviderRec, owner: ProviderOwner | undefined, state: PlanState): RemovalPlan {
   const tree = postOrder(ix, root);
   const changes: PlannedChange[] = [];
-  // Work on a copy so a refusal leaves the caller's state untouched.
-  const local: PlanState = {
-    providerGeneration: new Map(state.providerGeneration),
-    consumerGeneration: new Map(state.consumerGeneration),
-    removedAllocations: new Set(state.removedAllocations),
-  };
+  // Work on a layer so a refusal leaves the caller's state untouched.
+  const removed = new Set<number>();
+  const local = {
+    providerGeneration: new Layer(state.providerGeneration),
+    consumerGeneration: new Layer(state.consumerGeneration),
+    removedAllocations: { has: (id: number): boolean => removed.has(id) || state.removedAllocations.has(id) },
+  } satisfies PlanView;
   for (const rp of tree) {
     const byConsumer = new Map<string, AllocationRec[]>();
     for (const a of ix.allocationsOnProvider.get(rp.id) ?? []) {
@@ -61,7 +102,7 @@ export function planProviderTreeRemoval(ix: SnapshotIndex, root: ProviderRec, ow
         change: { kind: 'remove-provider-allocations', target: { db: 'placement' }, consumerUuid, consumerGeneration: generation, providerId: rp.id, providerUuid: rp.uuid, allocations: parts },
         reason: verdict.reason,
       });
-      for (const a of allocs) local.removedAllocations.add(a.id);
+      for (const a of allocs) removed.add(a.id);
       // The write bumps the provider that lost them (cas-writes.ts).
       local.providerGeneration.set(rp.id, providerGeneration(ix, rp.id, local) + 1);
       const rest = remainingAllocations(ix, consumerUuid, local);
@@ -77,10 +118,9 @@ export function planProviderTreeRemoval(ix: SnapshotIndex, root: ProviderRec, ow
       reason: rp.id === root.id ? `provider ${rp.uuid} has no live compute node` : `child of provider ${root.uuid}, removed first`,
     });
   }
-  for (const [k, v] of local.providerGeneration) state.providerGeneration.set(k, v);
-  state.consumerGeneration.clear();
-  for (const [k, v] of local.consumerGeneration) state.consumerGeneration.set(k, v);
-  for (const id of local.removedAllocations) state.removedAllocations.add(id);
+  local.providerGeneration.commit();
+  local.consumerGeneration.commit();
+  for (const id of removed) state.removedAllocations.add(id);
   return { ok: true, changes };
 }
 
@@ -96,7 +136,7 @@ export function bumpConsumersOn(ix: SnapshotIndex, providerId: number, state: Pl
 
 type Verdict = { readonly ok: true; readonly reason: string } | { readonly ok: false; readonly reason: string; readonly suggestion: string };
 
-function classifyConsumer(ix: SnapshotIndex, consumerUuid: string, rp: ProviderRec, owner: ProviderOwner | undefined, state: PlanState): Verdict {
+function classifyConsumer(ix: SnapshotIndex, consumerUuid: string, rp: ProviderRec, owner: ProviderOwner | undefined, state: PlanView): Verdict {
   const instance = ix.instanceByUuid.get(consumerUuid);
   if (instance !== undefined) {
     // Nova names a compute node's provider after its hypervisor_hostname, so
@@ -125,11 +165,11 @@ function classifyConsumer(ix: SnapshotIndex, consumerUuid: string, rp: ProviderR
   return { ok: true, reason: `orphaned: consumer ${consumerUuid} is neither an instance nor an active migration` };
 }
 
-function remainingAllocations(ix: SnapshotIndex, consumerUuid: string, state: PlanState): AllocationRec[] {
+function remainingAllocations(ix: SnapshotIndex, consumerUuid: string, state: Pick<PlanView, 'removedAllocations'>): AllocationRec[] {
   return (ix.allocationsOfConsumer.get(consumerUuid) ?? []).filter((a) => !state.removedAllocations.has(a.id));
 }
 
-function providerGeneration(ix: SnapshotIndex, id: number, state: PlanState): number {
+function providerGeneration(ix: SnapshotIndex, id: number, state: Pick<PlanView, 'providerGeneration'>): number {
   return state.providerGeneration.get(id) ?? ix.providerById.get(id)?.generation ?? 0;
 }
 

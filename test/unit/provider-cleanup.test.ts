@@ -101,6 +101,37 @@ describe('planProviderTreeRemoval', () => {
     expect(state).toEqual(newPlanState());
   });
 
+  it("a refusal after part of the tree was planned leaves the caller's state untouched too", () => {
+    const root = provider(u('tree-root'), 'tree.example');
+    const child = childOf(root, u('tree-child'), 'tree.example_pci_0000_81_00_0');
+    const s = snapshot({
+      providers: [root, child],
+      // The child goes first (an orphaned consumer: planned away), then the root's migration is refused.
+      allocations: [alloc(child, u('tree-orphan')), alloc(root, u('tree-migration'))],
+      consumers: [consumer(u('tree-orphan'), 2), consumer(u('tree-migration'), 1)],
+      migrations: [{ cellUuid: '11111111-1111-4111-8111-111111111111', id: 1, uuid: u('tree-migration'), instanceUuid: u('vm-t'), sourceCompute: 'a', destCompute: 'b', sourceNode: 'a', destNode: 'b', status: 'running', migrationType: 'migration' }],
+    });
+    const state = newPlanState();
+    state.providerGeneration.set(child.id, 5);
+    const before = { providerGeneration: new Map(state.providerGeneration), consumerGeneration: new Map(state.consumerGeneration), removedAllocations: new Set(state.removedAllocations) };
+    const result = planProviderTreeRemoval(indexSnapshot(s), root, undefined, state);
+    expect(result).toMatchObject({ ok: false, reason: `allocations of active migration ${u('tree-migration')} are on provider ${root.uuid}` });
+    expect(state).toEqual(before);
+  });
+
+  it("a consumer whose last allocations go leaves no planned generation behind, even one an earlier unit set", () => {
+    const rp = provider(u('last-rp'), 'last.example');
+    const s = snapshot({ providers: [rp], allocations: [alloc(rp, u('last-consumer'))], consumers: [consumer(u('last-consumer'), 3)] });
+    const state = newPlanState();
+    state.consumerGeneration.set(u('last-consumer'), 4);
+    const result = planProviderTreeRemoval(indexSnapshot(s), rp, undefined, state);
+    expect(result.ok).toBe(true);
+    // The removal expected the generation planned before it, and the consumer row goes with it.
+    expect(result.ok ? result.changes[0]?.change : undefined).toMatchObject({ kind: 'remove-provider-allocations', consumerGeneration: 4 });
+    expect(state.consumerGeneration.has(u('last-consumer'))).toBe(false);
+    expect(state.removedAllocations.size).toBe(1);
+  });
+
   it('refuses allocations that have no consumer row', () => {
     const rp = provider(u('no-consumer-rp'), 'nc.example');
     const result = planProviderTreeRemoval(indexSnapshot(snapshot({ providers: [rp], allocations: [alloc(rp, u('nobody'))], consumers: [] })), rp, undefined, newPlanState());
