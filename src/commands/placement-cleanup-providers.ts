@@ -41,8 +41,10 @@ export const cleanupProvidersCommand: CommandSpec<CleanupProvidersOptions> = {
   },
   async run(ctx, { scope, run }) {
     return runPlanCommand(ctx, run, async (d) => {
-      // Placement's rows only for the stale providers' trees, instances only of their consumers, no service or host mapping (ScopedPlacement).
-      const snapshot = await readSnapshot(d, { placement: { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes: 'no-services' } });
+      // Placement's rows only for the stale providers' trees, instances only of their consumers, no service or host mapping (ScopedPlacement);
+      // of the nodes and providers only what may be stale, unless --resource_provider must name any provider.
+      const nodes = scope.providers === undefined ? 'stale-provider-candidates' : 'no-services';
+      const snapshot = await readSnapshot(d, { placement: { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes } });
       return planProviderCleanup(snapshot, resolveScope(snapshot, scope));
     });
   },

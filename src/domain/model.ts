@@ -148,8 +148,16 @@ export interface Snapshot {
    * 'no-services': every compute node, but no service and no host mapping
    * (placement cleanup_providers judges providers by their nodes only); the
    * index answers for no service.
+   * 'stale-provider-candidates': no service and no host mapping either, and
+   * of the compute nodes only the soft-deleted ones and the live ones named
+   * in nodeKeys.namesRead; the uuids and names of every live node are in
+   * nodeKeys (placement cleanup_providers' read on MySQL). The index tells
+   * whether a uuid is a live node's for any uuid, but gives the record, or
+   * the live nodes of a name, only for what was read.
    */
-  readonly nodeScope?: 'orphan-candidates' | 'no-services';
+  readonly nodeScope?: 'orphan-candidates' | 'no-services' | 'stale-provider-candidates';
+  /** With nodeScope 'stale-provider-candidates': what was read of every compute node. */
+  readonly nodeKeys?: NodeKeys;
   /** Active migrations only. */
   readonly migrations: readonly MigrationRec[];
   /** Undefined when placement was not read (commands that do not need it). */
@@ -203,13 +211,28 @@ export interface PlacementSnapshot {
    * consumers are allocated on elsewhere: readProvidersById): the index
    * answers for no other provider by uuid, id or name.
    */
-  readonly named?: { readonly uuids: ReadonlySet<string>; readonly ids: ReadonlySet<number> };
+  readonly named?: {
+    readonly uuids: ReadonlySet<string>;
+    readonly ids: ReadonlySet<number>;
+    /** The inventories of the root providers read that do not carry COMPUTE_NODE were read too (withRootInventories), as the 'audit' read holds them. */
+    readonly rootInventories?: true;
+  };
 }
 
 /** What a scoped placement read holds in full (PlacementSnapshot.scope). */
 export interface PlacementScope {
   readonly providerIds: ReadonlySet<number>;
   readonly consumerUuids: ReadonlySet<string>;
+}
+
+/** What a read of the stale-provider candidates holds of every compute node (Snapshot.nodeKeys). */
+export interface NodeKeys {
+  /** The uuid of every live compute node, in every cell. */
+  readonly liveUuids: ReadonlySet<string>;
+  /** The lower-cased hypervisor_hostname of every compute node, live or soft-deleted. */
+  readonly names: ReadonlySet<string>;
+  /** The lower-cased names whose live compute nodes were all read (Snapshot.computeNodes). */
+  readonly namesRead: ReadonlySet<string>;
 }
 
 /** What a scoped instance read holds in full (Snapshot.instanceScope). */

@@ -132,6 +132,8 @@ export function checkScopeNames(snapshot: Snapshot, scope: PlanScope): void {
   // A read of the orphan candidates only, or without services and host mappings (Snapshot.nodeScope), cannot tell a name from a typo.
   if (snapshot.nodeScope === 'orphan-candidates' && (scope.host !== undefined || scope.nodes !== undefined || scope.providers !== undefined))
     throw new ReconcileError('internal', `this command's read of the compute nodes that may be orphans cannot check --host, --node or --resource_provider (a planner bug: nothing was changed)`);
+  if (snapshot.nodeScope === 'stale-provider-candidates' && (scope.host !== undefined || scope.nodes !== undefined || scope.providers !== undefined))
+    throw new ReconcileError('internal', `this command's read of the resource providers that may be stale cannot check --host, --node or --resource_provider (a planner bug: nothing was changed)`);
   if (snapshot.nodeScope === 'no-services' && scope.host !== undefined)
     throw new ReconcileError('internal', `this command's read without services and host mappings cannot check --host (a planner bug: nothing was changed)`);
   if (scope.host !== undefined) {

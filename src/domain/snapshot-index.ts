@@ -171,8 +171,8 @@ function placementRowMaps(p: PlacementSnapshot | undefined, providerById: Readon
   // The 'audit' read's inventories: root providers without COMPUTE_NODE.
   const inventoried = (id: number): boolean => {
     if (inScope(id)) return true;
-    // The 'audit' read's inventories of root providers without COMPUTE_NODE; a read by uuid has none but the scope's.
-    const rp = p?.named === undefined ? providerById.get(id) : undefined;
+    // The 'audit' read's inventories of root providers without COMPUTE_NODE; a read by uuid has none but the scope's, unless it read those too.
+    const rp = p?.named === undefined || p.named.rootInventories === true ? providerById.get(id) : undefined;
     return rp !== undefined && rp.parentId === null && !rp.traits.includes(COMPUTE_NODE_TRAIT);
   };
   return {
@@ -213,7 +213,7 @@ function buildIndex(s: Snapshot): SnapshotIndex {
     if (svc.binary !== 'nova-compute') continue;
     (svc.deleted ? deletedComputeService : liveComputeService).set(svc.cellUuid, svc.host, svc);
   }
-  if (s.nodeScope === 'no-services') {
+  if (s.nodeScope === 'no-services' || s.nodeScope === 'stale-provider-candidates') {
     // No service was read: "none" would be a guess.
     liveComputeService.scoped(() => false, 'the live nova-compute service');
     deletedComputeService.scoped(() => false, 'the deleted nova-compute service');
@@ -240,7 +240,11 @@ function buildIndex(s: Snapshot): SnapshotIndex {
     liveNodes,
     ironicNodeUuids,
     ironicNodeByUuid,
-    ...(s.nodeScope === 'orphan-candidates' ? candidateNodeMaps(s, nodes, liveComputeService, deletedComputeService) : nodes),
+    ...(s.nodeScope === 'orphan-candidates'
+      ? candidateNodeMaps(s, nodes, liveComputeService, deletedComputeService)
+      : s.nodeScope === 'stale-provider-candidates'
+        ? staleCandidateNodeMaps(s, nodes)
+        : nodes),
     liveComputeService,
     deletedComputeService,
     ...instanceMaps(s),
@@ -268,6 +272,23 @@ function candidateNodeMaps(s: Snapshot, maps: NodeMaps, live: CellHostMap<Servic
     liveNodesByHypervisorHostname: new ScopedMap(maps.liveNodesByHypervisorHostname, none, 'the live compute nodes named', 'node'),
     deletedNodeByUuid: new ScopedMap(maps.deletedNodeByUuid, none, 'the deleted compute node of uuid', 'node'),
     anyNodeName: new ScopedSet(maps.anyNodeName, 'the compute nodes named'),
+  };
+}
+
+/**
+ * The lookups of placement cleanup_providers' read (Snapshot.nodeScope
+ * 'stale-provider-candidates'): whether a uuid is a live node's, and every
+ * node name, for any (nodeKeys); a live node's record by uuid, and the live
+ * nodes of a name, only for the names read; the soft-deleted nodes whole.
+ */
+function staleCandidateNodeMaps(s: Snapshot, maps: NodeMaps): NodeMaps {
+  const keys = s.nodeKeys;
+  if (keys === undefined) throw new ReconcileError('internal', 'a read of the stale-provider candidates without its node keys');
+  return {
+    liveNodeByUuid: new ScopedMap(maps.liveNodeByUuid, (uuid) => maps.liveNodeByUuid.has(uuid) || !keys.liveUuids.has(uuid), 'the live compute node of uuid', 'node', keys.liveUuids),
+    liveNodesByHypervisorHostname: new ScopedMap(maps.liveNodesByHypervisorHostname, (name) => keys.namesRead.has(name), 'the live compute nodes named', 'node'),
+    deletedNodeByUuid: maps.deletedNodeByUuid,
+    anyNodeName: keys.names,
   };
 }
 
@@ -299,11 +320,13 @@ function namedProviderMaps(p: PlacementSnapshot, named: NonNullable<PlacementSna
  * allocations elsewhere for none.
  */
 class ScopedMap<K, V> implements ReadonlyMap<K, V> {
+  /** `known`: every key the map has, read or not (has() answers from it for any key; get() still checks). */
   constructor(
     private readonly held: ReadonlyMap<K, V>,
     private readonly allowed: (key: K) => boolean,
     private readonly what: string,
     private readonly read: ScopedRead = 'placement',
+    private readonly known?: ReadonlySet<K>,
   ) {}
 
   get(key: K): V | undefined {
@@ -311,7 +334,7 @@ class ScopedMap<K, V> implements ReadonlyMap<K, V> {
   }
 
   has(key: K): boolean {
-    return this.held.has(this.check(key));
+    return this.known === undefined ? this.held.has(this.check(key)) : this.known.has(key);
   }
 
   get size(): number {

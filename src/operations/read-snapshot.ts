@@ -8,8 +8,30 @@ import { setFlagsFromString } from 'node:v8';
 import type { Database } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
 import { readHostMappings } from '../db/api/snapshot-reads.js';
-import { countCellRows, readActiveMigrations, readComputeNodes, readLiveInstances, readOrphanCandidateNodes, readScopedInstances, readServices, readServicesOfHosts, type ScopedHosts } from '../db/cell/snapshot-reads.js';
-import { readPlacement, readPlacementScope, readProvidersById, readProvidersByUuid, streamAllocationsByConsumer, type PlacementRead } from '../db/placement/snapshot-reads.js';
+import {
+  countCellRows,
+  readActiveMigrations,
+  readComputeNodes,
+  readDeletedComputeNodes,
+  readLiveInstances,
+  readLiveNodeKeys,
+  readLiveNodesNamed,
+  readOrphanCandidateNodes,
+  readScopedInstances,
+  readServices,
+  readServicesOfHosts,
+  type ScopedHosts,
+} from '../db/cell/snapshot-reads.js';
+import {
+  readPlacement,
+  readPlacementScope,
+  readProvidersById,
+  readProvidersByUuid,
+  readRootProviderUuids,
+  streamAllocationsByConsumer,
+  withRootInventories,
+  type PlacementRead,
+} from '../db/placement/snapshot-reads.js';
 import { StringPool } from '../db/string-pool.js';
 import { describeDriverError } from '../db/driver-errors.js';
 import { implausibleList, ironicListCoverage, parseIronicNodes } from '../domain/ironic-nodes.js';
@@ -91,9 +113,14 @@ export interface ScopedPlacement {
    * something anywhere in the deployment). 'no-services': every compute
    * node, but of the services only the counts checkGroundTruth needs, and
    * no host mapping (Snapshot.nodeScope), for a planner that judges no node
-   * by its service and takes no --host (placement cleanup_providers).
+   * by its service and takes no --host (placement cleanup_providers with
+   * --resource_provider). 'stale-provider-candidates': as 'no-services', and
+   * on MySQL of the nodes only their uuids and names, the soft-deleted ones,
+   * and the live ones whose name a candidate provider holds; of placement's
+   * providers only the root ones whose uuid no live node has, with their
+   * trees (readStaleProviderCandidates), for placement cleanup_providers.
    */
-  readonly nodes?: 'orphan-candidates' | 'no-services';
+  readonly nodes?: 'orphan-candidates' | 'no-services' | 'stale-provider-candidates';
 }
 
 interface CellPart {
@@ -138,7 +165,14 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   };
   const groundTruth = (parts: readonly CellPart[]): void =>
     checkGroundTruth(toRead, parts, options.requireServices !== false, ironicNodes, ironic?.origin.label, deployment.config.reconcile.minIronicFraction);
-  const candidates = scoped?.nodes === 'orphan-candidates' && placementDb !== undefined ? await readCandidates(deployment, toRead, placementDb, pool, groundTruth, progress) : undefined;
+  const candidates =
+    placementDb === undefined
+      ? undefined
+      : scoped?.nodes === 'orphan-candidates'
+        ? await readCandidates(deployment, toRead, placementDb, pool, groundTruth, progress)
+        : scoped?.nodes === 'stale-provider-candidates'
+          ? await readStaleProviderCandidates(deployment, toRead, placementDb, pool, groundTruth, progress)
+          : undefined;
   // Instances are read after placement's scope when the planner scopes them (ScopedPlacement.instanceHostsOf).
   const laterInstances = scoped?.instanceHostsOf !== undefined && placementDb !== undefined;
   const snapshot: Snapshot = candidates === undefined ? await readWhole() : { ...common, ...candidates };
@@ -146,7 +180,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, options.placement === true ? 'whole' : 'audit', progress);
     // Handled right away so that a failure here cannot go unhandled while the cells are read.
     placementRead.catch(() => undefined);
-    const noServices = scoped?.nodes === 'no-services';
+    const noServices = scoped?.nodes === 'no-services' || scoped?.nodes === 'stale-provider-candidates';
     if (!noServices) progress(`reading host mappings from the API database (${api.target.display})…`);
     const [hostMappings, parts] = await Promise.all([
       noServices ? [] : readHostMappings(api.knex, pool),
@@ -182,7 +216,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
         ...rows,
         providers: [...rows.providers, ...(await readProvidersById(placementDb.knex, pool, elsewhere))].sort((a, b) => a.id - b.id),
         // Asked by id: one that does not exist (an allocation's dangling provider id) is known to be absent.
-        named: { uuids: placement.named.uuids, ids: new Set(elsewhere) },
+        named: { ...placement.named, ids: new Set(elsewhere) },
       };
   } catch (err) {
     throw new ReconcileError('connection', `cannot read the ${placementDb.label}: ${describeDriverError(err)}`, { cause: err });
@@ -241,6 +275,92 @@ async function readCandidates(
     nodeScope: 'orphan-candidates',
   };
 }
+
+/**
+ * placement cleanup_providers' read (ScopedPlacement.nodes), on MySQL: a
+ * stale provider is a root provider whose uuid no live compute node has,
+ * so each cell gives the uuids and lower-cased names of its live nodes
+ * (three columns, not whole records), its soft-deleted nodes whole, its
+ * active migrations and the counts checkGroundTruth needs; placement the
+ * uuids of its root providers, then whole (with their trees, traits and the
+ * inventories isTraitlessComputeProvider looks at) only the candidates,
+ * those whose uuid is no live node's. Then the live nodes whose name a
+ * candidate's tree holds (blockedNode), and the providers of those nodes'
+ * uuids (whether the node has one decides re-key against delete). No
+ * service, no host mapping. Undefined, so that everything is read as
+ * without it, on SQLite (the sandbox is small) and when a candidate's name
+ * is not plain ASCII (whose lower-casing SQL and the index might not share).
+ */
+async function readStaleProviderCandidates(
+  deployment: Deployment,
+  cells: readonly CellMapping[],
+  placementDb: Database,
+  pool: StringPool,
+  groundTruth: (parts: readonly CellPart[]) => void,
+  progress: (line: string) => void,
+): Promise<Omit<Snapshot, 'takenAt' | 'serviceDownTime' | 'cells' | 'ironicNodes'> | undefined> {
+  const read = await readEveryCell(deployment, cells, async (db, cell) => {
+    if (db.dialect === 'sqlite') return 'sqlite' as const;
+    progress(`reading the uuids and names of the live compute nodes, and the soft-deleted ones, from cell ${cellLabel(cell)} (${db.target.display})…`);
+    const [keys, deleted, migrations, counts] = await Promise.all([readLiveNodeKeys(db.knex, pool), readDeletedComputeNodes(db.knex, cell.uuid, pool), readActiveMigrations(db.knex, cell.uuid), countCellRows(db.knex)]);
+    return { keys, part: { services: [], computeNodes: deleted, instances: [], migrations, counts } satisfies CellPart };
+  });
+  const parts = read.flatMap((p) => (p === 'sqlite' ? [] : [p]));
+  if (parts.length !== read.length) return undefined;
+  groundTruth(parts.map((p) => p.part));
+  const liveUuids = new Set(parts.flatMap((p) => p.keys.uuids));
+  const names = new Set(parts.flatMap((p) => [...p.keys.names, ...p.part.computeNodes.flatMap((n) => (n.hypervisorHostname === null ? [] : [n.hypervisorHostname.toLowerCase()]))]));
+  const placementRead = async <T>(read: () => Promise<T>): Promise<T> => {
+    try {
+      return await read();
+    } catch (err) {
+      throw new ReconcileError('connection', `cannot read the ${placementDb.label}: ${describeDriverError(err)}`, { cause: err });
+    }
+  };
+  progress(`reading the root resource providers that no live compute node has the uuid of from the placement database (${placementDb.target.display})…`);
+  const candidates = await placementRead(async () => (await readRootProviderUuids(placementDb.knex, pool)).filter((uuid) => !liveUuids.has(uuid)));
+  const byUuid = await placementRead(() => readProvidersByUuid(placementDb.knex, pool, candidates));
+  const wanted = [...new Set(byUuid.providers.flatMap((rp) => (rp.name === null ? [] : [rp.name.toLowerCase()])))];
+  // A name SQL's LOWER() might lower-case otherwise than the index: a provider's that is not plain ASCII, or a live node's
+  // that is not and that String.toLowerCase makes one of them (only the Kelvin sign becomes ASCII 'k').
+  const notPlain = new Set(parts.flatMap((p) => p.keys.notPlain));
+  if (wanted.some((name) => !PLAIN_NAME.test(name) || notPlain.has(name))) {
+    progress('a resource provider that may be stale, or a live compute node of its name, has a name that is not plain ASCII: reading every cell whole…');
+    return undefined;
+  }
+  const named = await readEveryCell(deployment, cells, async (db, cell) => {
+    progress(`reading the live compute nodes of ${wanted.length} provider name(s) from cell ${cellLabel(cell)} (${db.target.display})…`);
+    return readLiveNodesNamed(db.knex, cell.uuid, pool, wanted);
+  });
+  // Whether a live node named by a candidate has a provider of its own: read those too (they are known, not guessed).
+  const ofNamed = named.flat().flatMap((n) => (n.uuid === null ? [] : [n.uuid]));
+  const more = ofNamed.length === 0 ? undefined : await placementRead(() => readProvidersByUuid(placementDb.knex, pool, ofNamed));
+  const placement = await placementRead(() => withRootInventories(placementDb.knex, more === undefined ? byUuid : mergeReadsByUuid(byUuid, more)));
+  return {
+    hostMappings: [],
+    services: [],
+    // Per cell in id order, live and soft-deleted together, as the whole read lists them (blockedNode takes the first of a name).
+    computeNodes: parts.flatMap((p, i) => [...p.part.computeNodes, ...(named[i] ?? [])].sort((a, b) => a.id - b.id)),
+    instances: [],
+    migrations: parts.flatMap((p) => p.part.migrations),
+    placement,
+    nodeScope: 'stale-provider-candidates',
+    nodeKeys: { liveUuids, names, namesRead: new Set(wanted) },
+  };
+}
+
+/** Two reads by uuid (readProvidersByUuid) as one. */
+function mergeReadsByUuid(a: PlacementSnapshot, b: PlacementSnapshot): PlacementSnapshot {
+  const providers = new Map([...a.providers, ...b.providers].map((rp) => [rp.id, rp]));
+  return {
+    ...a,
+    providers: [...providers.values()].sort((x, y) => x.id - y.id),
+    named: { uuids: new Set([...(a.named?.uuids ?? []), ...(b.named?.uuids ?? [])]), ids: new Set([...(a.named?.ids ?? []), ...(b.named?.ids ?? [])]) },
+  };
+}
+
+/** A provider name whose lower-casing SQL's LOWER() and String.toLowerCase agree on (ASCII, no control characters). */
+const PLAIN_NAME = /^[\x20-\x7e]*$/;
 
 /** Hosts to ask by name: folded and as spelt (db/cell/snapshot-reads.ts ScopedHosts). */
 function scopedHosts(hosts: readonly string[]): ScopedHosts {

@@ -37,6 +37,15 @@
 // hostKey and Nova's code: still an orphan), and an orphan beside a live
 // service whose binary is 'NOVA-COMPUTE ' (nova-compute to the collation,
 // not to Nova's code: still an orphan).
+//
+// On MariaDB, cleanup_providers (without --resource_provider) reads whole
+// only the providers that may be stale and the live nodes of their names
+// (ScopedPlacement.nodes 'stale-provider-candidates', Snapshot.nodeKeys):
+// its plan equals the whole read's with providers that block live nodes'
+// names (re-keyed, deleted), a pre-Train provider, and traitless providers
+// named after a soft-deleted and after a live node (not stale); a
+// non-ASCII candidate name, or a live node's name with a Kelvin sign, makes
+// the read whole.
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createTestDeployment, describeEachDialect, generateTestCloud, useDeployment, type TestDeployment } from '../helpers/test-deployment.js';
@@ -46,7 +55,18 @@ import { indexSnapshot, instancesOn } from '../../src/domain/snapshot-index.js';
 import type { Plan } from '../../src/domain/plan.js';
 import type { Snapshot } from '../../src/domain/model.js';
 import { readSnapshot, type ScopedPlacement } from '../../src/operations/read-snapshot.js';
-import { insertAllocations, insertConsumer, insertInstance, insertResourceProvider, insertService } from '../../src/sandbox/rows.js';
+import {
+  insertAllocations,
+  insertComputeNode,
+  insertConsumer,
+  insertInstance,
+  insertInventories,
+  insertProviderTraits,
+  insertResourceProvider,
+  insertService,
+  softDeleteRow,
+} from '../../src/sandbox/rows.js';
+import type { Knex } from 'knex';
 
 function providerIdOf(unitId: string): number {
   return Number(/^stale-provider:(\d+)$/.exec(unitId)?.[1]);
@@ -122,6 +142,63 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   // As placement cleanup_providers reads.
   const PROVIDERS: ScopedPlacement = { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes: 'no-services' };
 
+  // As placement cleanup_providers reads without --resource_provider.
+  const PROVIDER_CANDIDATES: ScopedPlacement = { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes: 'stale-provider-candidates' };
+
+  /** A provider and its rows gone, as if placement never had it. */
+  async function dropProvider(p: Knex, id: number): Promise<void> {
+    for (const t of ['allocations', 'inventories', 'resource_provider_traits', 'resource_provider_aggregates']) await p(t).where('resource_provider_id', id).delete();
+    await p('resource_providers').where('id', id).update({ root_provider_id: null });
+    await p('resource_providers').where('id', id).delete();
+  }
+
+  /**
+   * Providers the candidate read must judge as the whole one does: one that
+   * holds (in upper case) the name of a live node whose own provider is gone,
+   * with an allocation (re-keyed to the node's uuid); an empty one that holds
+   * the name of a live node whose own provider goes by another name
+   * (deleted, not re-keyed: which only the read of that node's provider by
+   * uuid tells); a pre-Train provider (no
+   * traits, only VCPU and MEMORY_MB: stale by its inventories); and two
+   * traitless ones named after a soft-deleted node and after a live node in
+   * another case (not stale: a node has the name).
+   */
+  async function nameStates(): Promise<{ rekeyTo: string; blocking: number; preTrain: number; notStale: number[] }> {
+    const whole = await useDeployment(d, async (dep) => readSnapshot(dep, { placement: true }));
+    const wix = indexSnapshot(whole);
+    const cell1 = whole.cells.find((c) => c.name === 'cell1')?.uuid;
+    const healthy = wix.liveNodes.filter((n) => n.cellUuid === cell1 && n.uuid !== null && n.hypervisorHostname !== null && wix.providerByUuid.has(n.uuid) && wix.liveComputeService.get(n.cellUuid, n.host) !== undefined);
+    const [n1, n2, n3] = healthy;
+    if (n1?.uuid == null || n2?.hypervisorHostname == null || n3?.hypervisorHostname == null || n1.hypervisorHostname === null) throw new Error('three healthy nodes expected');
+    const p = d.knex('placement');
+    await dropProvider(p, wix.providerByUuid.get(n1.uuid)?.id ?? -1);
+    const rekeyed = await insertResourceProvider(p, { uuid: randomUUID(), name: n1.hypervisorHostname.toUpperCase() });
+    await insertProviderTraits(p, rekeyed, ['COMPUTE_NODE']);
+    await insertInventories(p, [{ providerId: rekeyed, resourceClass: 'VCPU', total: 8 }]);
+    const consumer = randomUUID();
+    await insertConsumer(p, { uuid: consumer, projectId: 'p', userId: 'u' });
+    await insertAllocations(p, [{ providerId: rekeyed, consumerUuid: consumer, resourceClass: 'VCPU', used: 1 }]);
+    // Placement's names are unique: the live nodes' own providers of n2 and n3 go by other names (renamed by hand).
+    for (const n of [n2, n3]) await p('resource_providers').where('uuid', n.uuid).update({ name: `renamed-${randomUUID()}` });
+    const blocking = await insertResourceProvider(p, { uuid: randomUUID(), name: n2.hypervisorHostname });
+    await insertProviderTraits(p, blocking, ['COMPUTE_NODE']);
+    const preTrain = await insertResourceProvider(p, { uuid: randomUUID(), name: `pre-train-${randomUUID()}` });
+    await insertInventories(p, [
+      { providerId: preTrain, resourceClass: 'VCPU', total: 16 },
+      { providerId: preTrain, resourceClass: 'MEMORY_MB', total: 65536 },
+    ]);
+    const gone = `Gone-Node-${randomUUID()}`;
+    const deletedId = await insertComputeNode(d.knex('cell1'), { uuid: randomUUID(), host: 'gone-host', hypervisorHostname: gone, hypervisorType: 'QEMU' });
+    await softDeleteRow(d.knex('cell1'), 'compute_nodes', deletedId, '2026-01-01 00:00:00');
+    const notStale: number[] = [];
+    for (const name of [gone.toLowerCase(), n3.hypervisorHostname.toUpperCase()]) {
+      const id = await insertResourceProvider(p, { uuid: randomUUID(), name });
+      await insertInventories(p, [{ providerId: id, resourceClass: 'VCPU', total: 4 }]);
+      notStale.push(id);
+    }
+    return { rekeyTo: n1.uuid, blocking, preTrain, notStale };
+  }
+
   async function both(placement: ScopedPlacement): Promise<{ whole: Snapshot; scoped: Snapshot }> {
     return useDeployment(d, async (dep) => ({ whole: await readSnapshot(dep, { placement: true }), scoped: await readSnapshot(dep, { placement }) }));
   }
@@ -173,6 +250,61 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     expect(plan.units.flatMap((u) => u.changes).find((c) => c.change.kind === 'remove-provider-allocations' && c.change.consumerUuid === leftover)?.reason).toMatch(/^evacuation leftover: instance /);
     // The upper-case id has no consumer row of its own (the lower-case one's is not its): its provider is refused.
     expect(plan.refused.map((r) => r.reason)).toContainEqual(expect.stringMatching(new RegExp(`^allocations of ${upper} on provider .* have no consumer row$`)));
+  });
+
+  it("placement cleanup_providers' read of the providers that may be stale: the same plan as from the whole snapshot", async () => {
+    const states = await nameStates();
+    const { whole, scoped } = await both(PROVIDER_CANDIDATES);
+    const plan = planProviderCleanup(scoped);
+    expect(plan).toEqual(planProviderCleanup(whole));
+    // The states are planned as described (so that the comparison covers them).
+    const ids = plan.units.map((u) => u.id);
+    expect(plan.units.flatMap((u) => u.changes).some((c) => c.change.kind === 'rekey-provider' && c.change.toUuid === states.rekeyTo)).toBe(true);
+    expect(plan.units.find((u) => u.id === `stale-provider:${states.blocking}`)?.title).toMatch(/it is empty and blocks compute node /);
+    expect(ids).toContain(`stale-provider:${states.preTrain}`);
+    for (const id of states.notStale) expect(ids).not.toContain(`stale-provider:${id}`);
+    expect([scoped.services.length, scoped.hostMappings.length]).toEqual([0, 0]);
+    if (dialect === 'sqlite') {
+      // SQLite (the sandbox) is read whole.
+      expect(scoped.nodeScope).toBe('no-services');
+      return;
+    }
+    expect(scoped.nodeScope).toBe('stale-provider-candidates');
+    const wholeLive = whole.computeNodes.filter((n) => !n.deleted);
+    expect(scoped.computeNodes.filter((n) => !n.deleted).length).toBeLessThan(wholeLive.length / 4);
+    expect(scoped.computeNodes.filter((n) => n.deleted)).toEqual(whole.computeNodes.filter((n) => n.deleted));
+    expect(scoped.placement?.providers.length).toBeLessThan((whole.placement?.providers.length ?? 0) / 2);
+    // Whether a uuid is a live node's is known for every node; its record, or the nodes of a name, only for what was read.
+    const ix = indexSnapshot(scoped);
+    const unread = wholeLive.find((n) => n.uuid !== null && n.hypervisorHostname !== null && !scoped.computeNodes.some((c) => c.id === n.id && c.cellUuid === n.cellUuid));
+    if (unread?.uuid == null || unread.hypervisorHostname === null) throw new Error('a live node that was not read expected');
+    expect(ix.liveNodeByUuid.has(unread.uuid)).toBe(true);
+    expect(ix.liveNodeByUuid.has(randomUUID())).toBe(false);
+    expect(ix.liveNodeByUuid.get(randomUUID())).toBeUndefined();
+    expect(() => ix.liveNodeByUuid.get(unread.uuid as string)).toThrow(/node read left out \(a planner bug: nothing was changed\)/);
+    expect(() => ix.liveNodesByHypervisorHostname.get(unread.hypervisorHostname?.toLowerCase() ?? '')).toThrow(/node read left out/);
+    expect(ix.anyNodeName.has(unread.hypervisorHostname.toLowerCase())).toBe(true);
+    expect(() => ix.liveComputeService.get(unread.cellUuid, unread.host)).toThrow(/node read left out/);
+  });
+
+  it("a provider name that is not plain ASCII makes cleanup_providers' read whole, and the plans still agree", async () => {
+    const states = await nameStates();
+    const p = d.knex('placement');
+    // A provider of a non-ASCII name; and one whose ASCII name a live node's Kelvin sign (U+212A) lower-cases to.
+    await p('resource_providers').where('id', states.preTrain).update({ name: `pré-train-${randomUUID()}` });
+    const kelvin = `kelvin-${randomUUID()}`;
+    await insertComputeNode(d.knex('cell1'), { uuid: randomUUID(), host: 'kelvin-host', hypervisorHostname: `\u212a${kelvin.slice(1)}`, hypervisorType: 'QEMU' });
+    const blocker = await insertResourceProvider(p, { uuid: randomUUID(), name: kelvin });
+    await insertProviderTraits(p, blocker, ['COMPUTE_NODE']);
+    for (const rename of [false, true]) {
+      // Each alone makes the read whole: first the Kelvin sign (the pre-Train name made plain again), then the accent.
+      await p('resource_providers').where('id', states.preTrain).update({ name: rename ? `pré-train-${randomUUID()}` : `pre-train-${randomUUID()}` });
+      const { whole, scoped } = await both(PROVIDER_CANDIDATES);
+      expect(scoped.nodeScope).toBe('no-services');
+      const plan = planProviderCleanup(scoped);
+      expect(plan).toEqual(planProviderCleanup(whole));
+      expect(plan.units.find((u) => u.id === `stale-provider:${blocker}`)?.title).toMatch(/blocks compute node /);
+    }
   });
 
   it('the scoped index refuses a lookup outside the scope, and a walk', async () => {

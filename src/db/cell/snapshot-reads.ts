@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import type { ComputeNodeRec, InstanceRec, MigrationRec, ServiceRec } from '../../domain/model.js';
 import { FINAL_MIGRATION_STATES } from '../../domain/model.js';
-import { readByKeyset, readTable } from '../keyset.js';
+import { KEYSET_BATCH, readByKeyset, readTable } from '../keyset.js';
 import { chunk } from '../batches.js';
 import type { Dialect } from '../connect.js';
 import type { StringPool } from '../string-pool.js';
@@ -106,6 +106,64 @@ const COMPUTE_NODE_COLUMNS = ['id', 'uuid', 'host', 'hypervisor_hostname', 'hype
  */
 export async function readComputeNodes(db: Knex, cellUuid: string, pool: StringPool): Promise<ComputeNodeRec[]> {
   return readTable(db, { table: 'compute_nodes', columns: [...COMPUTE_NODE_COLUMNS], where: (q) => q.whereNotNull('deleted') }, (r: ComputeNodeRow) => computeNodeRecord(r, cellUuid, pool));
+}
+
+/**
+ * What placement cleanup_providers judges every live compute node by: its
+ * uuid (pooled: the providers read later share it) and its lower-cased
+ * hypervisor_hostname, in keyset pages of three columns instead of whole
+ * records (Snapshot.nodeKeys).
+ */
+export async function readLiveNodeKeys(db: Knex, pool: StringPool): Promise<{ readonly uuids: string[]; readonly names: string[]; readonly notPlain: string[] }> {
+  const uuids: string[] = [];
+  const names: string[] = [];
+  // The lower-cased names of the nodes whose name is not plain ASCII (SQL's LOWER() and String.toLowerCase may differ there).
+  const notPlain: string[] = [];
+  let afterId = -1;
+  for (;;) {
+    const rows = (await db('compute_nodes').select('id', 'uuid', 'hypervisor_hostname').where('deleted', 0).andWhere('id', '>', afterId).orderBy('id').limit(KEYSET_BATCH)) as Array<{
+      id: number;
+      uuid: string | null;
+      hypervisor_hostname: string | null;
+    }>;
+    for (const r of rows) {
+      if (r.uuid !== null) uuids.push(pool.get(r.uuid));
+      if (r.hypervisor_hostname === null) continue;
+      const name = r.hypervisor_hostname.toLowerCase();
+      names.push(name);
+      if (!/^[\x20-\x7e]*$/.test(r.hypervisor_hostname)) notPlain.push(name);
+    }
+    const last = rows[rows.length - 1];
+    if (rows.length < KEYSET_BATCH || last === undefined) return { uuids, names, notPlain };
+    afterId = Number(last.id);
+  }
+}
+
+/** The soft-deleted compute nodes only (deleted = id in Nova's convention, any non-zero value here). */
+export async function readDeletedComputeNodes(db: Knex, cellUuid: string, pool: StringPool): Promise<ComputeNodeRec[]> {
+  return readTable(db, { table: 'compute_nodes', columns: [...COMPUTE_NODE_COLUMNS], where: (q) => q.whereNotNull('deleted').andWhere('deleted', '<>', 0) }, (r: ComputeNodeRow) =>
+    computeNodeRecord(r, cellUuid, pool),
+  );
+}
+
+/**
+ * The live compute nodes whose lower-cased hypervisor_hostname is one of
+ * `lowerNames` (plain ASCII), in id order. The column is lower-cased in SQL
+ * too, so the match holds whatever its collation: a case-insensitive one
+ * (Nova's) only adds the names it folds further (trailing spaces, accents),
+ * which the index's lookup by lower-cased name never asks for. No index
+ * leads with the column: one scan per 1,000 names.
+ */
+export async function readLiveNodesNamed(db: Knex, cellUuid: string, pool: StringPool, lowerNames: readonly string[]): Promise<ComputeNodeRec[]> {
+  const byId = new Map<number, ComputeNodeRec>();
+  for (const batch of chunk([...new Set(lowerNames)])) {
+    const rows = (await db('compute_nodes')
+      .select(...COMPUTE_NODE_COLUMNS)
+      .where('deleted', 0)
+      .whereRaw(`lower(hypervisor_hostname) in (${batch.map(() => '?').join(', ')})`, [...batch])) as ComputeNodeRow[];
+    for (const r of rows) byId.set(Number(r.id), computeNodeRecord(r, cellUuid, pool));
+  }
+  return [...byId.values()].sort((a, b) => a.id - b.id);
 }
 
 /**

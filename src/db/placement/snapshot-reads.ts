@@ -165,6 +165,30 @@ export async function readProvidersByUuid(db: Knex, pool: StringPool, uuids: rea
   return { providers: [...byId.values()].sort((a, b) => a.id - b.id), inventories: [], allocations: [], consumers: [], streamed: true, named: { uuids: new Set(uuids), ids: new Set() } };
 }
 
+/**
+ * The uuid of every root provider (no parent), in keyset pages of two
+ * columns: placement cleanup_providers reads whole only those whose uuid no
+ * live compute node has (read-snapshot.ts readStaleProviderCandidates).
+ */
+export async function readRootProviderUuids(db: Knex, pool: StringPool): Promise<string[]> {
+  return readTable(db, { table: 'resource_providers', columns: ['id', 'uuid'], where: (q) => q.whereNull('parent_provider_id') }, (r: { id: number; uuid: string }) => pool.get(r.uuid));
+}
+
+/**
+ * `read` (a read by uuid) with the inventories of its root providers that do
+ * not carry COMPUTE_NODE, the ones isTraitlessComputeProvider looks at, as
+ * the 'audit' read has them (PlacementSnapshot.named.rootInventories).
+ */
+export async function withRootInventories(db: Knex, read: PlacementSnapshot): Promise<PlacementSnapshot> {
+  const named = read.named;
+  if (named === undefined) throw new Error('internal: root inventories are added to a read by uuid only');
+  const classNames = await readNames(db, 'resource_classes');
+  const ids = read.providers.filter((rp) => rp.parentId === null && !rp.traits.includes(COMPUTE_NODE_TRAIT)).map((rp) => rp.id);
+  const inventories: InventoryRec[] = [];
+  for (const batch of chunk(ids)) inventories.push(...(await readInventories(db, classNames, (q) => q.whereIn('resource_provider_id', batch))));
+  return { ...read, inventories: inventories.sort((a, b) => a.id - b.id), named: { ...named, rootInventories: true } };
+}
+
 const INVENTORY_COLUMNS = ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'] as const;
 
 interface InventoryRow {
