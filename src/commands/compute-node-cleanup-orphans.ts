@@ -52,8 +52,9 @@ export const cleanupOrphansCommand: CommandSpec<CleanupOrphansOptions> = {
     const reader = ironicSnapshotReader(ctx, await readIronicOptions(ctx, ironic), {
       scopeOf: orphanCleanupPlacementScope,
       instanceHostsOf: (ix) => [...orphanCleanupInstanceHosts(ix), ...(scope.host === undefined ? [] : [{ host: scope.host }])],
-      // Without --host and --node (which must name something anywhere), only the nodes that may be orphans are read, and their providers.
-      ...(scope.host === undefined && scope.nodes === undefined ? { nodes: 'orphan-candidates' as const } : {}),
+      // Only the nodes that may be orphans are read, and their providers; --host and --node (which must name something anywhere) are looked up.
+      nodes: 'orphan-candidates' as const,
+      names: { ...(scope.host === undefined ? {} : { host: scope.host }), ...(scope.nodes === undefined ? {} : { nodes: scope.nodes }) },
     });
     return runPlanCommand(
       ctx,

@@ -156,6 +156,14 @@ export interface Snapshot {
    * the live nodes of a name, only for what was read.
    */
   readonly nodeScope?: 'orphan-candidates' | 'no-services' | 'stale-provider-candidates';
+  /**
+   * With nodeScope 'orphan-candidates' and --host or --node: the names that
+   * were looked up in every table checkScopeNames searches (the folded
+   * host, the folded node values), each with whether a row has it
+   * (read-snapshot.ts probeScopeNames). The partial read holds too few rows
+   * to tell a name from a typo by itself.
+   */
+  readonly scopeNames?: ScopeNames;
   /** With nodeScope 'stale-provider-candidates': what was read of every compute node. */
   readonly nodeKeys?: NodeKeys;
   /** Active migrations only. */
@@ -223,6 +231,14 @@ export interface PlacementSnapshot {
 export interface PlacementScope {
   readonly providerIds: ReadonlySet<number>;
   readonly consumerUuids: ReadonlySet<string>;
+}
+
+/** Which scope names exist anywhere in the deployment (Snapshot.scopeNames), keyed by hostKey. */
+export interface ScopeNames {
+  /** The --host asked about, folded, and whether a service, compute node, host mapping or live instance has it. */
+  readonly host?: { readonly key: string; readonly known: boolean };
+  /** Each --node asked about, folded, and whether a compute node (live or soft-deleted) has it as uuid or hypervisor_hostname. */
+  readonly nodes?: ReadonlyMap<string, boolean>;
 }
 
 /** What a read of the stale-provider candidates holds of every compute node (Snapshot.nodeKeys). */

@@ -130,8 +130,14 @@ export function resolveCell(cells: ReadonlyArray<Pick<CellRec, 'uuid' | 'name'>>
  */
 export function checkScopeNames(snapshot: Snapshot, scope: PlanScope): void {
   // A read of the orphan candidates only, or without services and host mappings (Snapshot.nodeScope), cannot tell a name from a typo.
-  if (snapshot.nodeScope === 'orphan-candidates' && (scope.host !== undefined || scope.nodes !== undefined || scope.providers !== undefined))
-    throw new ReconcileError('internal', `this command's read of the compute nodes that may be orphans cannot check --host, --node or --resource_provider (a planner bug: nothing was changed)`);
+  if (snapshot.nodeScope === 'orphan-candidates') {
+    // It holds too few rows to search: the read looked the names up (Snapshot.scopeNames).
+    const names = snapshot.scopeNames;
+    const hostAsked = scope.host === undefined || names?.host?.key === hostKey(scope.host);
+    const nodesAsked = (scope.nodes ?? []).every((n) => names?.nodes?.has(nodeKeyOf(n)) === true);
+    if (scope.providers !== undefined || !hostAsked || !nodesAsked)
+      throw new ReconcileError('internal', `this command's read of the compute nodes that may be orphans did not look up its --host, --node or --resource_provider (a planner bug: nothing was changed)`);
+  }
   if (snapshot.nodeScope === 'stale-provider-candidates' && (scope.host !== undefined || scope.nodes !== undefined || scope.providers !== undefined))
     throw new ReconcileError('internal', `this command's read of the resource providers that may be stale cannot check --host, --node or --resource_provider (a planner bug: nothing was changed)`);
   if (snapshot.nodeScope === 'no-services' && scope.host !== undefined)
@@ -142,6 +148,7 @@ export function checkScopeNames(snapshot: Snapshot, scope: PlanScope): void {
     const held = snapshot.instanceScope === undefined || snapshot.cells.every((c) => c.isCell0 || (snapshot.instanceScope?.hostsByCell.get(c.uuid)?.has(want) ?? false));
     if (!held) throw new ReconcileError('internal', `--host ${JSON.stringify(scope.host)}: this command's instance read left the host out (a planner bug: nothing was changed)`);
     const known =
+      (snapshot.nodeScope === 'orphan-candidates' && snapshot.scopeNames?.host?.known === true) ||
       snapshot.services.some((s) => hostKey(s.host) === want) ||
       snapshot.computeNodes.some((n) => hostKey(n.host) === want) ||
       snapshot.hostMappings.some((m) => hostKey(m.host) === want) ||
@@ -153,7 +160,8 @@ export function checkScopeNames(snapshot: Snapshot, scope: PlanScope): void {
   }
   for (const raw of scope.nodes ?? []) {
     const want = nodeKeyOf(raw);
-    if (!snapshot.computeNodes.some((n) => (n.uuid !== null && nodeKeyOf(n.uuid) === want) || (n.hypervisorHostname !== null && nodeKeyOf(n.hypervisorHostname) === want)))
+    const probed = snapshot.nodeScope === 'orphan-candidates' && snapshot.scopeNames?.nodes?.get(want) === true;
+    if (!probed && !snapshot.computeNodes.some((n) => (n.uuid !== null && nodeKeyOf(n.uuid) === want) || (n.hypervisorHostname !== null && nodeKeyOf(n.hypervisorHostname) === want)))
       throw new ReconcileError('not-found', `--node ${JSON.stringify(raw)}: no compute node, live or soft-deleted, has this uuid or hypervisor_hostname`, {
         hint: 'list the nodes with `nova-reconcile compute_node list`',
       });

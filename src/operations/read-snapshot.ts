@@ -7,15 +7,17 @@
 import { setFlagsFromString } from 'node:v8';
 import type { Database } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
-import { readHostMappings } from '../db/api/snapshot-reads.js';
+import { readHostMappings, readMappedHostsNamed } from '../db/api/snapshot-reads.js';
 import {
   countCellRows,
   readActiveMigrations,
   readComputeNodes,
   readDeletedComputeNodes,
+  readHostsNamed,
   readLiveInstances,
   readLiveNodeKeys,
   readLiveNodesNamed,
+  readNodeNamesNamed,
   readOrphanCandidateNodes,
   readScopedInstances,
   readServices,
@@ -108,9 +110,9 @@ export interface ScopedPlacement {
   /**
    * 'orphan-candidates': read the cells' compute nodes and services, and
    * placement's providers, only for the live nodes that may be orphans
-   * (readCandidates; Snapshot.nodeScope), no host mapping. For
-   * compute_node cleanup_orphans without --host or --node (which must name
-   * something anywhere in the deployment). 'no-services': every compute
+   * (readCandidates; Snapshot.nodeScope), no host mapping, and its --host
+   * and --node looked up by name (`names`). For compute_node
+   * cleanup_orphans. 'no-services': every compute
    * node, but of the services only the counts checkGroundTruth needs, and
    * no host mapping (Snapshot.nodeScope), for a planner that judges no node
    * by its service and takes no --host (placement cleanup_providers with
@@ -121,6 +123,13 @@ export interface ScopedPlacement {
    * trees (readStaleProviderCandidates), for placement cleanup_providers.
    */
   readonly nodes?: 'orphan-candidates' | 'no-services' | 'stale-provider-candidates';
+  /**
+   * With 'orphan-candidates': the --host and --node values the planner's
+   * scope will check (checkScopeNames), looked up in every table it
+   * searches (Snapshot.scopeNames); a value that is not plain ASCII makes
+   * the read whole.
+   */
+  readonly names?: { readonly host?: string; readonly nodes?: readonly string[] };
 }
 
 interface CellPart {
@@ -169,7 +178,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     placementDb === undefined
       ? undefined
       : scoped?.nodes === 'orphan-candidates'
-        ? await readCandidates(deployment, toRead, placementDb, pool, groundTruth, progress)
+        ? await readCandidates(deployment, toRead, placementDb, pool, groundTruth, progress, scoped.names)
         : scoped?.nodes === 'stale-provider-candidates'
           ? await readStaleProviderCandidates(deployment, toRead, placementDb, pool, groundTruth, progress)
           : undefined;
@@ -243,7 +252,13 @@ async function readCandidates(
   pool: StringPool,
   groundTruth: (parts: readonly CellPart[]) => void,
   progress: (line: string) => void,
+  names: NonNullable<ScopedPlacement['names']> = {},
 ): Promise<Omit<Snapshot, 'takenAt' | 'serviceDownTime' | 'cells' | 'ironicNodes'> | undefined> {
+  const asked = [...(names.host === undefined ? [] : [names.host]), ...(names.nodes ?? [])];
+  if (asked.some((n) => !PLAIN_HOST.test(n))) {
+    progress('a --host or --node that is not plain ASCII: reading every cell whole…');
+    return undefined;
+  }
   const parts = await readEveryCell(deployment, cells, async (db, cell): Promise<CellPart | 'sqlite' | 'not plain'> => {
     // SQLite compares hosts by bytes, so its anti-join would fold both sides and use no index: the sandbox is read whole.
     if (db.dialect === 'sqlite') return 'sqlite';
@@ -265,6 +280,7 @@ async function readCandidates(
   } catch (err) {
     throw new ReconcileError('connection', `cannot read the ${placementDb.label}: ${describeDriverError(err)}`, { cause: err });
   }
+  const scopeNames = await probeScopeNames(deployment, cells, names, progress);
   return {
     hostMappings: [],
     services: held.flatMap((p) => p.services),
@@ -273,6 +289,39 @@ async function readCandidates(
     migrations: held.flatMap((p) => p.migrations),
     placement,
     nodeScope: 'orphan-candidates',
+    ...(scopeNames === undefined ? {} : { scopeNames }),
+  };
+}
+
+/**
+ * Whether the --host and each --node exist where checkScopeNames looks for
+ * them in a whole read: the host in any service, compute node (live or
+ * soft-deleted) or host mapping (its live instances are read with the
+ * scope's: ScopedPlacement.instanceHostsOf); a node as the uuid or
+ * hypervisor_hostname of any compute node. Asked by IN lists the collation
+ * folds as hostKey does (plain ASCII names only: readCandidates), then
+ * compared by hostKey, so a name the collation alone takes for another
+ * (an accent) is not found, as in the whole read.
+ */
+async function probeScopeNames(
+  deployment: Deployment,
+  cells: readonly CellMapping[],
+  names: NonNullable<ScopedPlacement['names']>,
+  progress: (line: string) => void,
+): Promise<Snapshot['scopeNames']> {
+  if (names.host === undefined && names.nodes === undefined) return undefined;
+  progress('looking up the --host and --node values in every cell and the API database…');
+  const host = names.host;
+  const nodeKeys = [...new Set((names.nodes ?? []).map(hostKey))];
+  const perCell = await readEveryCell(deployment, cells, async (db) => ({
+    hosts: host === undefined ? [] : await readHostsNamed(db.knex, db.dialect, scopedHosts([host])),
+    nodes: nodeKeys.length === 0 ? [] : await readNodeNamesNamed(db.knex, scopedHosts(names.nodes ?? [])),
+  }));
+  const mapped = host === undefined ? [] : await readMappedHostsNamed((await deployment.api()).knex, [hostKey(host), host]);
+  const nodeNames = new Set(perCell.flatMap((c) => c.nodes.flatMap((n) => [n.uuid, n.hypervisor_hostname].flatMap((v) => (v === null ? [] : [hostKey(v)])))));
+  return {
+    ...(host === undefined ? {} : { host: { key: hostKey(host), known: [...perCell.flatMap((c) => c.hosts), ...mapped].some((h) => hostKey(h) === hostKey(host)) } }),
+    ...(names.nodes === undefined ? {} : { nodes: new Map(nodeKeys.map((k) => [k, nodeNames.has(k)])) }),
   };
 }
 

@@ -38,6 +38,14 @@
 // service whose binary is 'NOVA-COMPUTE ' (nova-compute to the collation,
 // not to Nova's code: still an orphan).
 //
+// With --host or --node, cleanup_orphans' candidate read looks the names up
+// in every table the whole read would search (Snapshot.scopeNames): the
+// scoped plan, or the refusal of a name no row has, equals the whole
+// read's for names only a host mapping, a soft-deleted service, a
+// soft-deleted node or a live instance has, in another case, with a
+// trailing space, and for an ASCII name the collation alone takes for a
+// non-ASCII row's.
+//
 // On MariaDB, cleanup_providers (without --resource_provider) reads whole
 // only the providers that may be stale and the live nodes of their names
 // (ScopedPlacement.nodes 'stale-provider-candidates', Snapshot.nodeKeys):
@@ -55,6 +63,7 @@ import { indexSnapshot, instancesOn } from '../../src/domain/snapshot-index.js';
 import type { Plan } from '../../src/domain/plan.js';
 import type { Snapshot } from '../../src/domain/model.js';
 import { readSnapshot, type ScopedPlacement } from '../../src/operations/read-snapshot.js';
+import { resolveScope, type ScopeArguments } from '../../src/operations/scope.js';
 import {
   insertAllocations,
   insertComputeNode,
@@ -137,7 +146,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     await d.cleanup();
   });
 
-  // As compute_node cleanup_orphans reads without --host and --node.
+  // As compute_node cleanup_orphans reads (with --host or --node it adds their names: the test of those).
   const ORPHANS: ScopedPlacement = { scopeOf: orphanCleanupPlacementScope, instanceHostsOf: orphanCleanupInstanceHosts, nodes: 'orphan-candidates' };
   // As placement cleanup_providers reads.
   const PROVIDERS: ScopedPlacement = { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes: 'no-services' };
@@ -250,6 +259,64 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     expect(plan.units.flatMap((u) => u.changes).find((c) => c.change.kind === 'remove-provider-allocations' && c.change.consumerUuid === leftover)?.reason).toMatch(/^evacuation leftover: instance /);
     // The upper-case id has no consumer row of its own (the lower-case one's is not its): its provider is refused.
     expect(plan.refused.map((r) => r.reason)).toContainEqual(expect.stringMatching(new RegExp(`^allocations of ${upper} on provider .* have no consumer row$`)));
+  });
+
+  it('compute_node cleanup_orphans --host and --node: the candidate read looks the names up, and scopes as the whole read does', async () => {
+    const whole = await useDeployment(d, async (dep) => readSnapshot(dep, { placement: true }));
+    const orphan = planOrphanCleanup(whole).units.flatMap((u) => u.changes.map((c) => c.change)).find((c) => c.kind === 'soft-delete-compute-node');
+    if (orphan?.kind !== 'soft-delete-compute-node' || orphan.host === null || orphan.uuid === null) throw new Error('an orphan expected');
+    // Names only one table has: a host mapping's, a soft-deleted service's, a soft-deleted node's (by name), a live instance's.
+    const cell1 = d.knex('cell1');
+    const mappedOnly = `mapped-only-${randomUUID().slice(0, 8)}`;
+    await d.knex('api')('host_mappings').insert({ host: mappedOnly, cell_id: (await d.knex('api')('cell_mappings').where('name', 'cell1').first('id')).id, created_at: '2026-01-01 00:00:00' });
+    const goneService = `gone-service-${randomUUID().slice(0, 8)}`;
+    await softDeleteRow(cell1, 'services', await insertService(cell1, { uuid: randomUUID(), host: goneService }), '2026-01-01 00:00:00');
+    const goneNode = `Gone-Node-${randomUUID().slice(0, 8)}`;
+    await softDeleteRow(cell1, 'compute_nodes', await insertComputeNode(cell1, { uuid: randomUUID(), host: 'gone-host', hypervisorHostname: goneNode, hypervisorType: 'QEMU' }), '2026-01-01 00:00:00');
+    // A host only a non-ASCII row has, which the collation takes for a plain one.
+    const accentedOnly = `accented-only-${randomUUID().slice(0, 8)}`;
+    await insertService(cell1, { uuid: randomUUID(), host: `ç${accentedOnly}` });
+    const instanceOnly = `instance-only-${randomUUID().slice(0, 8)}`;
+    await insertInstance(cell1, { uuid: randomUUID(), host: instanceOnly, node: 'n', vmState: 'active', projectId: 'p', userId: 'u' });
+    const read = (names: NonNullable<ScopedPlacement['names']>): Promise<{ whole: Snapshot; scoped: Snapshot }> =>
+      both({ ...ORPHANS, instanceHostsOf: (ix) => [...orphanCleanupInstanceHosts(ix), ...(names.host === undefined ? [] : [{ host: names.host }])], names });
+    const outcome = (snapshot: Snapshot, args: ScopeArguments): string => {
+      try {
+        return JSON.stringify(planOrphanCleanup(snapshot, resolveScope(snapshot, args)));
+      } catch (err) {
+        return `error: ${(err as Error).message}`;
+      }
+    };
+    const cases: ScopeArguments[] = [
+      { host: orphan.host },
+      { host: `${orphan.host.toUpperCase()} ` },
+      { host: mappedOnly },
+      { host: goneService.toUpperCase() },
+      { host: 'gone-host' },
+      { host: instanceOnly },
+      { host: 'no-such-host' },
+      // One letter accented: the collation's match, not the whole read's (asked with the accent, and without it).
+      { host: orphan.host.replace('c', 'ç') },
+      { host: `c${accentedOnly}` },
+      { nodes: [orphan.uuid.toUpperCase()] },
+      { nodes: [goneNode.toLowerCase(), orphan.uuid] },
+      { nodes: ['no-such-node'] },
+      { host: orphan.host, nodes: [orphan.uuid] },
+    ];
+    for (const args of cases) {
+      const { whole: w, scoped } = await read({ ...(args.host === undefined ? {} : { host: args.host }), ...(args.nodes === undefined ? {} : { nodes: args.nodes }) });
+      const plain = [...(args.host === undefined ? [] : [args.host]), ...(args.nodes ?? [])].every((v) => /^[\x20-\x7e]+$/.test(v));
+      expect({ args, nodeScope: scoped.nodeScope }).toEqual({ args, nodeScope: dialect === 'mysql' && plain ? 'orphan-candidates' : undefined });
+      expect({ args, outcome: outcome(scoped, args) }).toEqual({ args, outcome: outcome(w, args) });
+    }
+    // The plan of the host selects its orphan, a typo is refused as in the whole read; a name the read did not look up is a planner bug.
+    const { scoped } = await read({ host: orphan.host });
+    expect(outcome(scoped, { host: orphan.host })).toContain(orphan.uuid);
+    expect(outcome(whole, { host: 'no-such-host' })).toMatch(/^error: --host "no-such-host": no service, compute node, host mapping or instance has this host/);
+    if (dialect === 'mysql') {
+      expect(outcome((await read({ host: 'no-such-host' })).scoped, { host: 'no-such-host' })).toBe(outcome(whole, { host: 'no-such-host' }));
+      expect(outcome(scoped, { nodes: [orphan.uuid] })).toMatch(/^error: .*did not look up its --host, --node/);
+    }
   });
 
   it("placement cleanup_providers' read of the providers that may be stale: the same plan as from the whole snapshot", async () => {

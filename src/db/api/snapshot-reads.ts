@@ -3,6 +3,7 @@
 // keyset pages, each with the uuid of its cell.
 import type { Knex } from 'knex';
 import type { HostMappingRec } from '../../domain/model.js';
+import { chunk } from '../batches.js';
 import { readByKeyset } from '../keyset.js';
 import type { StringPool } from '../string-pool.js';
 
@@ -23,4 +24,11 @@ export async function readHostMappings(db: Knex, pool: StringPool): Promise<Host
         .limit(limit)) as HostMappingRow[],
     (r) => ({ id: Number(r.id), host: pool.get(r.host), cellUuid: pool.get(r.cell_uuid) }),
   );
+}
+
+/** The hosts, as spelt, of the host mappings that may have one of these hosts (asked by IN as the cells are: a superset, compared by hostKey). */
+export async function readMappedHostsNamed(db: Knex, hosts: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const batch of chunk([...new Set(hosts)])) out.push(...((await db('host_mappings').distinct('host').whereIn('host', batch)) as Array<{ host: string }>).map((r) => r.host));
+  return out;
 }

@@ -206,6 +206,38 @@ export async function readOrphanCandidateNodes(db: Knex, cellUuid: string, pool:
   return nodes.filter((n, i) => i === 0 || (nodes[i - 1] as ComputeNodeRec).id !== n.id);
 }
 
+/**
+ * The hosts, as spelt, of the services (soft-deleted too) and compute nodes
+ * (live or soft-deleted) that may have one of these hosts, two of the tables
+ * checkScopeNames searches (the live instances of a scope's host are read
+ * anyway: ScopedPlacement.instanceHostsOf). Asked as readServicesOfHosts
+ * asks (a superset: the caller compares by hostKey).
+ */
+export async function readHostsNamed(db: Knex, dialect: Dialect, hosts: ScopedHosts): Promise<string[]> {
+  const out: string[] = [];
+  for (const batch of hostBatches(dialect, hosts)) {
+    for (const table of ['services', 'compute_nodes']) {
+      const rows = (await whereHostIn(db(table).distinct('host'), dialect, batch).whereNotNull('deleted')) as Array<{ host: string | null }>;
+      for (const r of rows) if (r.host !== null) out.push(r.host);
+    }
+  }
+  return out;
+}
+
+/** The uuid and hypervisor_hostname of the compute nodes (live or soft-deleted) that may have one of these as either (a superset: the caller compares folded). */
+export async function readNodeNamesNamed(db: Knex, names: ScopedHosts): Promise<Array<{ uuid: string | null; hypervisor_hostname: string | null }>> {
+  const out: Array<{ uuid: string | null; hypervisor_hostname: string | null }> = [];
+  for (const batch of chunk([...new Set([...names.keys, ...names.raw])])) {
+    out.push(
+      ...((await db('compute_nodes')
+        .select('uuid', 'hypervisor_hostname')
+        .whereNotNull('deleted')
+        .andWhere((w) => w.whereIn('uuid', batch).orWhereIn('hypervisor_hostname', batch))) as Array<{ uuid: string | null; hypervisor_hostname: string | null }>),
+    );
+  }
+  return out;
+}
+
 /** What checkGroundTruth needs of a cell whose tables were read in part: services (any), live compute nodes. */
 export async function countCellRows(db: Knex): Promise<{ readonly services: number; readonly liveComputeNodes: number }> {
   const [services, nodes] = await Promise.all([
