@@ -26,7 +26,7 @@ import { nodeKey } from './snapshot-index.js';
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, MigrationRec, ProviderRec, Snapshot } from './model.js';
 import { COMPUTE_NODE_TRAIT, FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import type { AllocationPart, Change } from './plan.js';
-import { pushTo } from './text-and-maps.js';
+import { groupBy, pushTo } from './text-and-maps.js';
 
 /** The classes nova's audit looks at (NOVA_RCS). Custom classes, PCI_DEVICE, SRIOV_NET_VF, FPGA, PGPU, NET_PACKET_RATE_* are not among them. */
 export const NOVA_RESOURCE_CLASSES: readonly string[] = Object.freeze([
@@ -86,7 +86,38 @@ export type PlacementAuditReport =
   | { readonly kind: 'unknown-provider'; readonly providerUuid: string }
   | { readonly kind: 'audited'; readonly allResourceClasses: boolean; readonly providers: readonly AuditedProvider[] };
 
+/** The audit of a snapshot held whole: its allocations go through the same per-consumer checks (openPlacementAudit). */
 export function auditPlacementAllocations(snapshot: Snapshot, options: PlacementAuditOptions): PlacementAuditReport {
+  const audit = openPlacementAudit(snapshot, options);
+  if (audit.kind === 'unknown-provider') return audit;
+  for (const [consumerUuid, rows] of groupBy(snapshot.placement?.allocations ?? [], (a) => a.consumerUuid)) audit.consumer(consumerUuid, rows);
+  return audit.finish();
+}
+
+/**
+ * A placement audit whose allocations arrive one consumer at a time (the
+ * command streams them: issue 20, memory that does not grow with the
+ * allocations table). `snapshot` is everything else: its providers and
+ * consumer rows are needed, its allocations are not looked at. Call
+ * `consumer` once per consumer with all of its allocations, in any order of
+ * consumers, then `finish`: the report is the one nova's walk makes,
+ * provider by provider in GET /resource_providers order, each provider's
+ * consumers in the order its allocations list them. A consumer's share on
+ * one provider is judged by what it holds on the others, and its generation
+ * is chained through its providers in audit order, as nova's walk would
+ * meet them; both are the consumer's own, so it is judged whole in one call.
+ */
+export interface StreamedPlacementAudit {
+  readonly kind: 'streamed';
+  /** Every allocation of one consumer. A consumer that comes a second time throws ConsumerSplit. */
+  consumer(consumerUuid: string, allocations: readonly AllocationRec[]): void;
+  finish(): PlacementAuditReport;
+}
+
+/** A consumer's allocations came in two calls (an id the database's collation takes for another's): the caller audits the whole snapshot instead. */
+export class ConsumerSplit extends Error {}
+
+export function openPlacementAudit(snapshot: Snapshot, options: PlacementAuditOptions): StreamedPlacementAudit | Extract<PlacementAuditReport, { kind: 'unknown-provider' }> {
   const placement = snapshot.placement;
   if (placement === undefined) throw new Error('auditPlacementAllocations needs a snapshot with placement');
   const listed = listProviders(placement.providers);
@@ -101,61 +132,100 @@ export function auditPlacementAllocations(snapshot: Snapshot, options: Placement
   }
   const rootUuid = new Map(listed.map((l) => [l.provider.id, l.rootUuid]));
   const lookup = indexForAudit(snapshot);
-  const consumerState = new Map<string, { generation: number; providers: Set<number> }>();
   const counts = (rc: string): boolean => options.allResourceClasses || NOVA_RESOURCE_CLASSES.includes(rc);
+  const rank = new Map(providers.map((rp, i) => [rp.id, i]));
+  const nodeOf = (rp: ProviderRec): ComputeNodeRec | undefined => lookup.liveNodeByUuid.get(rootUuid.get(rp.id) ?? rp.uuid);
+  // What each provider's walk finds, with the key its consumer is listed by there (its first row in placement's order).
+  const found = new Map<number, Array<{ readonly order: AllocationRec; readonly orphan?: OrphanedConsumer; readonly kept?: KeptAllocation }>>();
+  const seen = new Set<string>();
 
-  const audited = providers.map((rp): AuditedProvider => {
-    const root = rootUuid.get(rp.id) ?? rp.uuid;
-    const node = lookup.liveNodeByUuid.get(root);
-    const known = node === undefined ? EMPTY : relatedConsumers(lookup, node);
-    const orphans: OrphanedConsumer[] = [];
-    const kept: KeptAllocation[] = [];
-    const notNova = notComputeNodeProvider(lookup, rp);
-    for (const { consumer, rows } of allocationsByConsumer(lookup.allocationsOnProvider.get(rp.id) ?? [], lookup.consumerByUuid)) {
-      const consumerUuid = consumer.uuid;
-      if (!rows.some((a) => counts(a.resourceClass))) continue;
-      if (known.has(consumerUuid)) continue;
-      let state = consumerState.get(consumerUuid);
-      if (state === undefined) {
-        state = { generation: consumer.generation, providers: new Set((lookup.allocationsOfConsumer.get(consumerUuid) ?? []).map((a) => a.providerId)) };
-        consumerState.set(consumerUuid, state);
-      }
-      const resources = rows.map((a) => ({ resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used }));
-      const instance = lookup.liveInstanceByUuid.get(consumerUuid);
-      if (notNova !== undefined) {
-        kept.push({ consumerUuid, resources, reason: `${notNova}${instance === undefined ? '' : `; consumer ${consumerUuid} is live instance on ${instance.host ?? '-'}/${instance.node ?? '-'}`}` });
-        continue;
-      }
-      if (instance !== undefined && ![...state.providers].some((id) => id !== rp.id && notComputeNodeProvider(lookup, lookup.providerById.get(id)) === undefined)) {
-        kept.push({
-          consumerUuid,
-          resources,
-          reason: `they are the last allocations on a compute-node provider of instance ${consumerUuid}, which is live in cell ${instance.cellUuid} on ${instance.host ?? '-'}/${instance.node ?? '-'}; deleting them would lose them (see: nova-reconcile compute_node rebalance, placement cleanup_providers)`,
+  return {
+    kind: 'streamed',
+    consumer(consumerUuid, allocations) {
+      if (seen.has(consumerUuid)) throw new ConsumerSplit(`the allocations of consumer ${JSON.stringify(consumerUuid)} came in two parts`);
+      seen.add(consumerUuid);
+      // An allocation without a consumer row is invisible to placement's API, and to nova's audit.
+      const consumer = lookup.consumerByUuid.get(consumerUuid);
+      if (consumer === undefined) return;
+      // The audited providers it is on, in audit order (almost always one).
+      const providerIds: number[] = [];
+      for (const a of allocations) if (rank.has(a.providerId) && !providerIds.includes(a.providerId)) providerIds.push(a.providerId);
+      if (providerIds.length > 1) providerIds.sort((x, y) => (rank.get(x) ?? 0) - (rank.get(y) ?? 0));
+      let state: { generation: number; readonly providers: Set<number> } | undefined;
+      for (const providerId of providerIds) {
+        const rp = lookup.providerById.get(providerId) as ProviderRec;
+        const rows = allocations.filter((a) => a.providerId === providerId).sort(placementOrder);
+        if (!rows.some((a) => counts(a.resourceClass))) continue;
+        const node = nodeOf(rp);
+        if (node !== undefined && isRelatedConsumer(lookup, node, consumerUuid)) continue;
+        state ??= { generation: consumer.generation, providers: new Set(allocations.map((a) => a.providerId)) };
+        const resources = rows.map((a) => ({ resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used }));
+        const order = rows[0] as AllocationRec;
+        const instance = lookup.liveInstanceByUuid.get(consumerUuid);
+        const notNova = notComputeNodeProvider(lookup, rp);
+        if (notNova !== undefined) {
+          pushTo(found, providerId, { order, kept: { consumerUuid, resources, reason: `${notNova}${instance === undefined ? '' : `; consumer ${consumerUuid} is live instance on ${instance.host ?? '-'}/${instance.node ?? '-'}`}` } });
+          continue;
+        }
+        if (instance !== undefined && ![...state.providers].some((id) => id !== rp.id && notComputeNodeProvider(lookup, lookup.providerById.get(id)) === undefined)) {
+          pushTo(found, providerId, {
+            order,
+            kept: {
+              consumerUuid,
+              resources,
+              reason: `they are the last allocations on a compute-node provider of instance ${consumerUuid}, which is live in cell ${instance.cellUuid} on ${instance.host ?? '-'}/${instance.node ?? '-'}; deleting them would lose them (see: nova-reconcile compute_node rebalance, placement cleanup_providers)`,
+            },
+          });
+          continue;
+        }
+        const scope = state.providers.size > 1 ? 'provider-share' : 'all';
+        pushTo(found, providerId, {
+          order,
+          orphan: {
+            consumerUuid,
+            resources,
+            scope,
+            change: {
+              kind: 'remove-provider-allocations',
+              target: { db: 'placement' },
+              consumerUuid,
+              consumerGeneration: state.generation,
+              providerId: rp.id,
+              providerUuid: rp.uuid,
+              allocations: resources,
+            },
+          },
         });
-        continue;
+        // What the write leaves behind, for a later provider's share of the same consumer.
+        state.providers.delete(rp.id);
+        if (scope === 'provider-share') state.generation += 1;
       }
-      const scope = state.providers.size > 1 ? 'provider-share' : 'all';
-      orphans.push({
-        consumerUuid,
-        resources,
-        scope,
-        change: {
-          kind: 'remove-provider-allocations',
-          target: { db: 'placement' },
-          consumerUuid,
-          consumerGeneration: state.generation,
-          providerId: rp.id,
-          providerUuid: rp.uuid,
-          allocations: resources,
-        },
+    },
+    finish() {
+      const audited = providers.map((rp): AuditedProvider => {
+        const entries = [...(found.get(rp.id) ?? [])].sort((x, y) => placementOrder(x.order, y.order));
+        return {
+          id: rp.id,
+          uuid: rp.uuid,
+          rootUuid: rootUuid.get(rp.id) ?? rp.uuid,
+          computeNodeFound: nodeOf(rp) !== undefined,
+          orphans: entries.flatMap((e) => (e.orphan === undefined ? [] : [e.orphan])),
+          kept: entries.flatMap((e) => (e.kept === undefined ? [] : [e.kept])),
+        };
       });
-      // What the write leaves behind, for a later provider's share of the same consumer.
-      state.providers.delete(rp.id);
-      if (scope === 'provider-share') state.generation += 1;
-    }
-    return { id: rp.id, uuid: rp.uuid, rootUuid: root, computeNodeFound: node !== undefined, orphans, kept };
-  });
-  return { kind: 'audited', allResourceClasses: options.allResourceClasses, providers: audited };
+      return { kind: 'audited', allResourceClasses: options.allResourceClasses, providers: audited };
+    },
+  };
+}
+
+/**
+ * GET /resource_providers/{uuid}/allocations lists a provider's rows in
+ * (resource_class_id, used, id) order (allocationsByConsumer in the whole
+ * walk had it so): a consumer is listed at its first row, its classes in
+ * that order.
+ */
+function placementOrder(a: AllocationRec, b: AllocationRec): number {
+  return a.resourceClassId - b.resourceClassId || a.used - b.used || a.id - b.id;
 }
 
 /** nova's nested providers of a compute node are named `<root name>_<PCI address>` (vGPU, PCI in placement); neutron's use a colon. */
@@ -202,32 +272,6 @@ function listProviders(all: readonly ProviderRec[]): Array<{ provider: ProviderR
   return out;
 }
 
-/**
- * GET /resource_providers/{uuid}/allocations, grouped by consumer. Placement's
- * query (allocation.py:_get_allocations_by_provider_id) has no ORDER BY; at
- * any realistic size MariaDB reads it through
- * allocations_resource_provider_class_used_idx, i.e. in (resource_class_id,
- * used, id) order, and the JSON keeps first-seen order: consumers appear by
- * their first such row and each consumer's classes in class-id order. The
- * query inner-joins consumers (and projects and users), so an allocation
- * without a consumer row is invisible to the API and to nova's audit.
- */
-function allocationsByConsumer(rows: readonly AllocationRec[], consumers: ReadonlyMap<string, ConsumerRec>): Array<{ consumer: ConsumerRec; rows: AllocationRec[] }> {
-  const sorted = [...rows].sort((a, b) => a.resourceClassId - b.resourceClassId || a.used - b.used || a.id - b.id);
-  const out = new Map<string, { consumer: ConsumerRec; rows: AllocationRec[] }>();
-  for (const a of sorted) {
-    const group = out.get(a.consumerUuid);
-    if (group !== undefined) {
-      group.rows.push(a);
-      continue;
-    }
-    const consumer = consumers.get(a.consumerUuid);
-    if (consumer !== undefined) out.set(a.consumerUuid, { consumer, rows: [a] });
-  }
-  return [...out.values()];
-}
-
-const EMPTY: ReadonlySet<string> = new Set();
 
 interface AuditLookup {
   readonly providerById: ReadonlyMap<number, ProviderRec>;
@@ -238,8 +282,6 @@ interface AuditLookup {
   readonly liveNodeByUuid: ReadonlyMap<string, ComputeNodeRec>;
   readonly instancesOnNode: ReadonlyMap<string, readonly InstanceRec[]>;
   readonly migrationsOnNode: ReadonlyMap<string, readonly MigrationRec[]>;
-  readonly allocationsOnProvider: ReadonlyMap<number, readonly AllocationRec[]>;
-  readonly allocationsOfConsumer: ReadonlyMap<string, readonly AllocationRec[]>;
   readonly consumerByUuid: ReadonlyMap<string, ConsumerRec>;
 }
 
@@ -264,26 +306,16 @@ function indexForAudit(s: Snapshot): AuditLookup {
     pushTo(migrationsOnNode, source, m);
     if (dest !== source) pushTo(migrationsOnNode, dest, m);
   }
-  const allocationsOnProvider = new Map<number, AllocationRec[]>();
-  const allocationsOfConsumer = new Map<string, AllocationRec[]>();
   const p = s.placement;
-  for (const a of p?.allocations ?? []) {
-    pushTo(allocationsOnProvider, a.providerId, a);
-    pushTo(allocationsOfConsumer, a.consumerUuid, a);
-  }
   const consumerByUuid = new Map((p?.consumers ?? []).map((c) => [c.uuid, c]));
   const providerById = new Map((p?.providers ?? []).map((rp) => [rp.id, rp]));
   const anyNodeUuids = new Set(s.computeNodes.flatMap((n) => (n.uuid === null ? [] : [n.uuid])));
   const liveInstanceByUuid = new Map(s.instances.map((i) => [i.uuid, i]));
-  return { providerById, anyNodeUuids, liveInstanceByUuid, liveNodeByUuid, instancesOnNode, migrationsOnNode, allocationsOnProvider, allocationsOfConsumer, consumerByUuid };
+  return { providerById, anyNodeUuids, liveInstanceByUuid, liveNodeByUuid, instancesOnNode, migrationsOnNode, consumerByUuid };
 }
 
-/** The consumers nova keeps: the node's live instances and its in-progress migrations (final states are already filtered out). */
-function relatedConsumers(lookup: AuditLookup, node: ComputeNodeRec): ReadonlySet<string> {
+/** Whether nova keeps this consumer on the node: one of its live instances or in-progress migrations (final states are already filtered out). */
+function isRelatedConsumer(lookup: AuditLookup, node: ComputeNodeRec, consumerUuid: string): boolean {
   const key = nodeKey(node.cellUuid, node.host, node.hypervisorHostname);
-  const out = new Set<string>();
-  for (const i of lookup.instancesOnNode.get(key) ?? []) out.add(i.uuid);
-  for (const m of lookup.migrationsOnNode.get(key) ?? []) if (m.uuid !== null) out.add(m.uuid);
-  return out;
+  return (lookup.instancesOnNode.get(key) ?? []).some((i) => i.uuid === consumerUuid) || (lookup.migrationsOnNode.get(key) ?? []).some((m) => m.uuid === consumerUuid);
 }
-

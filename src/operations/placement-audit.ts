@@ -1,4 +1,5 @@
-// placement audit: read a snapshot, find the orphaned allocations by nova's
+// placement audit: read a snapshot (the allocations streamed one consumer at
+// a time, never held: openPlacementAudit), find the orphaned allocations by nova's
 // definition (src/domain/placement-audit.ts), and with --delete remove them
 // the way nova-manage walks them: provider by provider, consumer by consumer,
 // each one compare-and-swap transaction journaled before it commits (so
@@ -13,11 +14,11 @@ import { countConsumerAllocations } from '../db/placement/allocation-counts.js';
 import { CasConflict } from '../db/row-images.js';
 import { writeJournaled, WriteFailed } from './journaled-write.js';
 import { utcNowString } from '../db/time.js';
-import { auditPlacementAllocations, orphansOf, type AuditedProvider, type OrphanedConsumer, type PlacementAuditReport } from '../domain/placement-audit.js';
+import { auditPlacementAllocations, ConsumerSplit, openPlacementAudit, orphansOf, type AuditedProvider, type OrphanedConsumer, type PlacementAuditReport } from '../domain/placement-audit.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock } from './apply-plan.js';
 import { journalHeader, defaultJournalPath, openJournal, type JournalSettings, type JournalWriter } from './journal.js';
-import { readSnapshot } from './read-snapshot.js';
+import { readSnapshot, streamAllocations } from './read-snapshot.js';
 
 export const PLACEMENT_AUDIT_COMMAND = 'placement audit';
 
@@ -57,8 +58,21 @@ export type PlacementAuditResult =
     };
 
 export async function runPlacementAudit(deployment: Deployment, options: PlacementAuditRunOptions): Promise<PlacementAuditResult> {
-  const audit = async (): Promise<PlacementAuditReport> =>
-    auditPlacementAllocations(await readSnapshot(deployment, { placement: true, requireServices: false, ironicSettings: false }), { providerUuid: options.providerUuid, allResourceClasses: options.allResourceClasses });
+  const auditOptions = { providerUuid: options.providerUuid, allResourceClasses: options.allResourceClasses };
+  const read = { requireServices: false, ironicSettings: false } as const;
+  // The providers, consumer rows and cells are read; the allocations are streamed one consumer at a time, never held (issue 20).
+  const audit = async (): Promise<PlacementAuditReport> => {
+    const streamed = openPlacementAudit(await readSnapshot(deployment, { ...read, placement: 'placement-audit' }), auditOptions);
+    if (streamed.kind === 'unknown-provider') return streamed;
+    try {
+      await streamAllocations(deployment, (consumerUuid, rows) => streamed.consumer(consumerUuid, rows));
+      return streamed.finish();
+    } catch (err) {
+      if (!(err instanceof ConsumerSplit)) throw err;
+      // An id the collation takes for another's (an accent, a trailing space) split a consumer: judge the whole snapshot instead.
+      return auditPlacementAllocations(await readSnapshot(deployment, { ...read, placement: true }), auditOptions);
+    }
+  };
   if (!options.delete) {
     const report = await audit();
     if (report.kind === 'unknown-provider') return report;

@@ -37,6 +37,7 @@ import {
 import { StringPool } from '../db/string-pool.js';
 import { describeDriverError } from '../db/driver-errors.js';
 import { implausibleList, ironicListCoverage, parseIronicNodes } from '../domain/ironic-nodes.js';
+import { ConsumerSplit } from '../domain/placement-audit.js';
 import type { AllocationRec, CellRec, ComputeNodeRec, InstanceRec, IronicNodeRec, IronicOrigin, MigrationRec, PlacementSnapshot, ServiceRec, Snapshot } from '../domain/model.js';
 import { ReconcileError, isReconcileError } from '../errors.js';
 import { describeFileError, errnoOf, readTextFile } from '../files.js';
@@ -58,10 +59,12 @@ export interface ReadSnapshotOptions {
   /**
    * Read placement too; without it Snapshot.placement is undefined. 'audit':
    * without allocations and consumers, which the audit streams afterwards
-   * (PlacementSnapshot.streamed). A ScopedPlacement: the 'audit' read, then
+   * (PlacementSnapshot.streamed). 'placement-audit': the providers and
+   * consumer rows only (placement audit streams the allocations). A
+   * ScopedPlacement: the 'audit' read, then
    * the rows of the providers a planner names (PlacementSnapshot.scope).
    */
-  readonly placement: boolean | 'audit' | ScopedPlacement;
+  readonly placement: boolean | 'audit' | 'placement-audit' | ScopedPlacement;
   readonly ironic?: IronicSource;
   /**
    * Read only this cell's databases, for per-cell views (compute_node list).
@@ -186,7 +189,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   const laterInstances = scoped?.instanceHostsOf !== undefined && placementDb !== undefined;
   const snapshot: Snapshot = candidates === undefined ? await readWhole() : { ...common, ...candidates };
   async function readWhole(): Promise<Snapshot> {
-    const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, options.placement === true ? 'whole' : 'audit', progress);
+    const placementRead = placementDb === undefined ? Promise.resolve(undefined) : readPlacementOf(placementDb, pool, options.placement === true ? 'whole' : options.placement === 'placement-audit' ? 'placement-audit' : 'audit', progress);
     // Handled right away so that a failure here cannot go unhandled while the cells are read.
     placementRead.catch(() => undefined);
     const noServices = scoped?.nodes === 'no-services' || scoped?.nodes === 'stale-provider-candidates';
@@ -601,7 +604,8 @@ export async function streamAllocations(
   try {
     return await streamAllocationsByConsumer(db.knex, onConsumer);
   } catch (err) {
-    if (isReconcileError(err)) throw err;
+    // The consumer's own refusal, not the database's.
+    if (isReconcileError(err) || err instanceof ConsumerSplit) throw err;
     throw new ReconcileError('connection', `cannot read the ${db.label}: ${describeDriverError(err)}`, { cause: err });
   }
 }

@@ -11,6 +11,11 @@
 //  - MariaDB only: an id its collation takes for another ('á' for 'a') makes
 //    a consumer come twice, and the audit refuses (exit 2, one line) rather
 //    than judge half its allocations.
+// placement audit streams them too: its report equals the walk of the whole
+// snapshot (with and without --all-resource-classes, for one provider
+// named in upper case, a consumer's generation chained through three
+// providers in audit order), and a consumer that comes twice makes it
+// judge the whole snapshot instead (MariaDB).
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
@@ -20,7 +25,10 @@ import { auditSnapshot, countFindings } from '../../src/domain/audit.js';
 import type { AllocationRec } from '../../src/domain/model.js';
 import { runAudit } from '../../src/operations/audit.js';
 import { readSnapshot } from '../../src/operations/read-snapshot.js';
-import { insertAllocations } from '../../src/sandbox/rows.js';
+import { insertAllocations, insertConsumer } from '../../src/sandbox/rows.js';
+import { auditPlacementAllocations, type PlacementAuditOptions } from '../../src/domain/placement-audit.js';
+import { runPlacementAudit } from '../../src/operations/placement-audit.js';
+import type { Deployment } from '../../src/db/deployment.js';
 
 /** Consumers and their allocation ids, in a fixed order. */
 function byConsumer(groups: Iterable<readonly [string, readonly AllocationRec[]]>): Array<[string, number[]]> {
@@ -107,6 +115,79 @@ describeEachDialect('the streamed audit', (dialect) => {
       expect(((await p('inventories').count({ n: '*' })) as Array<{ n: number }>)[0]?.n).toBeGreaterThan(expected.length);
     });
   }, 60_000);
+
+  /** placement audit's report as the command makes it (streamed), and as the whole snapshot's walk makes it. */
+  async function placementAuditBoth(dep: Deployment, options: PlacementAuditOptions): Promise<{ streamed: unknown; whole: unknown }> {
+    const result = await runPlacementAudit(dep, { providerUuid: options.providerUuid, allResourceClasses: options.allResourceClasses, delete: false, journalDir: d.dir, journalPath: undefined, lockTimeout: 10 });
+    const streamed = result.kind === 'audited' ? { kind: 'audited', allResourceClasses: result.allResourceClasses, providers: result.providers.map((p) => p.provider) } : result;
+    return { streamed, whole: auditPlacementAllocations(await readSnapshot(dep, { placement: true, requireServices: false, ironicSettings: false }), options) };
+  }
+
+  it('placement audit streams the allocations too: the same report as the walk of the whole snapshot', async () => {
+    const p = d.knex('placement');
+    const providers = ((await p('resource_providers').select('id').whereNull('parent_provider_id').orderBy('id')) as Array<{ id: number }>).map((r) => Number(r.id));
+    // Orphaned consumers with consumer rows: one on a single provider, one with shares on three (its generation chained
+    // through them in audit order), one with an ironic class only (seen with --all-resource-classes).
+    const single = randomUUID();
+    const spread = randomUUID();
+    const custom = randomUUID();
+    for (const c of [single, spread, custom]) await insertConsumer(p, { uuid: c, projectId: 'p', userId: 'u', generation: 4 });
+    const [a, b, c] = [providers[1], providers[3], providers[2]] as [number, number, number];
+    await insertAllocations(p, [
+      { providerId: a, consumerUuid: single, resourceClass: 'VCPU', used: 2 },
+      { providerId: b, consumerUuid: spread, resourceClass: 'MEMORY_MB', used: 512 },
+      { providerId: a, consumerUuid: spread, resourceClass: 'VCPU', used: 1 },
+      { providerId: c, consumerUuid: spread, resourceClass: 'DISK_GB', used: 10 },
+      { providerId: b, consumerUuid: custom, resourceClass: 'CUSTOM_BAREMETAL_GOLD', used: 1 },
+    ]);
+    await useDeployment(d, async (dep) => {
+      for (const options of [{ allResourceClasses: false }, { allResourceClasses: true }, { allResourceClasses: true, providerUuid: '' }]) {
+        const { streamed, whole } = await placementAuditBoth(dep, options);
+        expect(streamed).toEqual(whole);
+      }
+      const { streamed, whole } = await placementAuditBoth(dep, { allResourceClasses: true });
+      expect(streamed).toEqual(whole);
+      const orphans = (whole as { providers: Array<{ orphans: Array<{ consumerUuid: string; scope: string; change: { consumerGeneration: number } }> }> }).providers.flatMap((rp) => rp.orphans);
+      expect(orphans.filter((o) => o.consumerUuid === spread).map((o) => [o.scope, o.change.consumerGeneration])).toEqual([
+        ['provider-share', 4],
+        ['provider-share', 5],
+        ['all', 6],
+      ]);
+      expect(orphans.some((o) => o.consumerUuid === custom)).toBe(true);
+      expect(orphans.some((o) => o.consumerUuid === single)).toBe(true);
+      // One provider, named by uuid.
+      const rp = ((await p('resource_providers').select('uuid').where('id', b).first()) as { uuid: string }).uuid;
+      const one = await placementAuditBoth(dep, { allResourceClasses: true, providerUuid: rp.toUpperCase() });
+      expect(one.streamed).toEqual(one.whole);
+    });
+  }, 60_000);
+
+  if (dialect === 'mysql')
+    it("placement audit: a consumer that comes twice (the collation takes 'á' for 'a') is judged on the whole snapshot, as before the stream", async () => {
+      const p = d.knex('placement');
+      const plain = 'a' + randomUUID().slice(1);
+      const accented = 'á' + plain.slice(1);
+      const live = Number(((await p('resource_providers').select('id').orderBy('id').first()) as { id: number }).id);
+      await insertConsumer(p, { uuid: plain, projectId: 'p', userId: 'u' });
+      await insertAllocations(p, [
+        { providerId: live, consumerUuid: plain, resourceClass: 'VCPU', used: 1 },
+        { providerId: live, consumerUuid: accented, resourceClass: 'VCPU', used: 1 },
+        { providerId: live, consumerUuid: plain, resourceClass: 'MEMORY_MB', used: 1 },
+      ]);
+      await useDeployment(d, async (dep) => {
+        const db = await dep.placement();
+        const calls: string[] = [];
+        await streamAllocationsByConsumer(db.knex, (consumer) => calls.push(consumer));
+        expect(calls.filter((x) => x === plain).length).toBe(2);
+        const { streamed, whole } = await placementAuditBoth(dep, { allResourceClasses: false });
+        expect(streamed).toEqual(whole);
+        const orphan = (whole as { providers: Array<{ orphans: Array<{ consumerUuid: string; resources: unknown[] }> }> }).providers.flatMap((rp) => rp.orphans).find((o) => o.consumerUuid === plain);
+        expect(orphan?.resources).toHaveLength(2);
+      });
+      const r = await runBin([...d.args, 'placement', 'audit', '--verbose']);
+      expect(r.code).toBe(3);
+      expect(r.stdout).toContain(plain);
+    }, 60_000);
 
   if (dialect === 'mysql')
     it("refuses a consumer that comes twice because the collation takes another id for it ('á' for 'a'): exit 2, one line", async () => {

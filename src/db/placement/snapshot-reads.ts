@@ -24,11 +24,17 @@ type Value = string | number | null;
  * inventories of root providers without the COMPUTE_NODE trait (the only
  * ones the audit looks at: isTraitlessComputeProvider); allocations and
  * consumers are left empty and PlacementSnapshot.streamed says so.
+ * `placement-audit`: providers and consumer rows, no inventory and no
+ * allocation (placement audit streams them: operations/placement-audit.ts).
  */
-export type PlacementRead = 'whole' | 'audit';
+export type PlacementRead = 'whole' | 'audit' | 'placement-audit';
 
 export async function readPlacement(db: Knex, pool: StringPool, read: PlacementRead = 'whole'): Promise<PlacementSnapshot> {
   const [classNames, traitNames] = await Promise.all([readNames(db, 'resource_classes'), readNames(db, 'traits')]);
+  if (read === 'placement-audit') {
+    const [providers, consumers] = await Promise.all([readProviders(db, traitNames, pool), readConsumers(db, pool)]);
+    return { providers, inventories: [], allocations: [], consumers, streamed: true };
+  }
   if (read === 'audit') {
     const [providers, inventories] = await Promise.all([readProviders(db, traitNames, pool), readInventories(db, classNames, withoutComputeNodeTrait(db, traitNames))]);
     return { providers, inventories, allocations: [], consumers: [], streamed: true };
