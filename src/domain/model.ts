@@ -153,7 +153,9 @@ export interface Snapshot {
    * in nodeKeys.namesRead; the uuids and names of every live node are in
    * nodeKeys (placement cleanup_providers' read on MySQL). The index tells
    * whether a uuid is a live node's for any uuid, but gives the record, or
-   * the live nodes of a name, only for what was read.
+   * the live nodes of a name, only for what was read. With either partial
+   * read, the index's liveNodes holds only the live nodes read: a planner
+   * that walks every live node reads whole (no nodeScope).
    */
   readonly nodeScope?: 'orphan-candidates' | 'no-services' | 'stale-provider-candidates';
   /**
