@@ -135,6 +135,21 @@ export interface ScopedPlacement {
   readonly names?: { readonly host?: string; readonly nodes?: readonly string[] };
 }
 
+/** What a partial read of the cells and placement works with (readCandidates, readStaleProviderCandidates). */
+interface PartialRead {
+  readonly deployment: Deployment;
+  readonly cells: readonly CellMapping[];
+  readonly placementDb: Database;
+  /** The snapshot read's string pool (db/string-pool.ts). */
+  readonly pool: StringPool;
+  /** checkGroundTruth on the cells' parts, as the whole read runs it. */
+  readonly groundTruth: (parts: readonly CellPart[]) => void;
+  readonly progress: (line: string) => void;
+}
+
+/** A partial read's snapshot, before the fields every read shares. */
+type PartialSnapshot = Omit<Snapshot, 'takenAt' | 'serviceDownTime' | 'cells' | 'ironicNodes'>;
+
 interface CellPart {
   readonly services: ServiceRec[];
   readonly computeNodes: ComputeNodeRec[];
@@ -177,13 +192,14 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   };
   const groundTruth = (parts: readonly CellPart[]): void =>
     checkGroundTruth(toRead, parts, options.requireServices !== false, ironicNodes, ironic?.origin.label, deployment.config.reconcile.minIronicFraction);
+  const partial = placementDb === undefined ? undefined : { deployment, cells: toRead, placementDb, pool, groundTruth, progress };
   const candidates =
-    placementDb === undefined
+    partial === undefined
       ? undefined
       : scoped?.nodes === 'orphan-candidates'
-        ? await readCandidates(deployment, toRead, placementDb, pool, groundTruth, progress, scoped.names)
+        ? await readCandidates(partial, scoped.names)
         : scoped?.nodes === 'stale-provider-candidates'
-          ? await readStaleProviderCandidates(deployment, toRead, placementDb, pool, groundTruth, progress)
+          ? await readStaleProviderCandidates(partial)
           : undefined;
   // Instances are read after placement's scope when the planner scopes them (ScopedPlacement.instanceHostsOf).
   const laterInstances = scoped?.instanceHostsOf !== undefined && placementDb !== undefined;
@@ -249,14 +265,9 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
  * folding the database and hostKey might not share).
  */
 async function readCandidates(
-  deployment: Deployment,
-  cells: readonly CellMapping[],
-  placementDb: Database,
-  pool: StringPool,
-  groundTruth: (parts: readonly CellPart[]) => void,
-  progress: (line: string) => void,
+  { deployment, cells, placementDb, pool, groundTruth, progress }: PartialRead,
   names: NonNullable<ScopedPlacement['names']> = {},
-): Promise<Omit<Snapshot, 'takenAt' | 'serviceDownTime' | 'cells' | 'ironicNodes'> | undefined> {
+): Promise<PartialSnapshot | undefined> {
   const asked = [...(names.host === undefined ? [] : [names.host]), ...(names.nodes ?? [])];
   if (asked.some((n) => !PLAIN_HOST.test(n))) {
     progress('a --host or --node that is not plain ASCII: reading every cell whole…');
@@ -343,14 +354,7 @@ async function probeScopeNames(
  * without it, on SQLite (the sandbox is small) and when a candidate's name
  * is not plain ASCII (whose lower-casing SQL and the index might not share).
  */
-async function readStaleProviderCandidates(
-  deployment: Deployment,
-  cells: readonly CellMapping[],
-  placementDb: Database,
-  pool: StringPool,
-  groundTruth: (parts: readonly CellPart[]) => void,
-  progress: (line: string) => void,
-): Promise<Omit<Snapshot, 'takenAt' | 'serviceDownTime' | 'cells' | 'ironicNodes'> | undefined> {
+async function readStaleProviderCandidates({ deployment, cells, placementDb, pool, groundTruth, progress }: PartialRead): Promise<PartialSnapshot | undefined> {
   const read = await readEveryCell(deployment, cells, async (db, cell) => {
     if (db.dialect === 'sqlite') return 'sqlite' as const;
     progress(`reading the uuids and names of the live compute nodes, and the soft-deleted ones, from cell ${cellLabel(cell)} (${db.target.display})…`);
