@@ -63,6 +63,7 @@ export const placementAuditCommand: CommandSpec<PlacementAuditOptions> = {
     '--format json prints one document with every orphan, its resources and what happened to it.',
     "Placement's allocation listing has no ORDER BY. nova-reconcile prints a provider's consumers in the order MariaDB returns them on a deployment of real size (by resource class, amount, then row; checked against the real nova-manage); on a database of a few rows MariaDB may choose another plan, and nova's order then differs.",
     'Set-based: the cells and placement are read once, in batches, instead of several requests per provider. Every cell must be readable: nova skips a cell that does not answer (and would call its allocations orphaned); nova-reconcile stops with an error instead.',
+    "Without --delete, placement's allocations are read last, one consumer at a time, and not held (memory does not grow with them): a server being scheduled while the audit runs can show as an orphaned allocation; re-run before acting on one. --delete reads them beside the cells, whole, and audits again under the apply lock before it deletes.",
     'Errors print one line after "An error has occurred:" instead of a traceback.',
     'Ctrl-C or SIGTERM during --delete stops after the consumer in flight, prints what was deleted, the journal and the undo command on stderr, and exits 130 or 143 (nova-manage stops where it is).',
   ],

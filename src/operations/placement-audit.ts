@@ -1,6 +1,7 @@
-// placement audit: read a snapshot (the allocations streamed one consumer at
-// a time, never held: openPlacementAudit), find the orphaned allocations by nova's
-// definition (src/domain/placement-audit.ts), and with --delete remove them
+// placement audit: read a snapshot (without --delete the allocations are
+// streamed one consumer at a time, never held: openPlacementAudit), find the
+// orphaned allocations by nova's definition (src/domain/placement-audit.ts),
+// and with --delete (on a whole read) remove them
 // the way nova-manage walks them: provider by provider, consumer by consumer,
 // each one compare-and-swap transaction journaled before it commits (so
 // `undo` restores it), under the apply lock. As in nova, a provider on which
@@ -60,8 +61,12 @@ export type PlacementAuditResult =
 export async function runPlacementAudit(deployment: Deployment, options: PlacementAuditRunOptions): Promise<PlacementAuditResult> {
   const auditOptions = { providerUuid: options.providerUuid, allResourceClasses: options.allResourceClasses };
   const read = { requireServices: false, ironicSettings: false } as const;
-  // The providers, consumer rows and cells are read; the allocations are streamed one consumer at a time, never held (issue 20).
-  const audit = async (): Promise<PlacementAuditReport> => {
+  // What --delete acts on is read whole: the allocations beside the cells, so that an instance being scheduled is seen
+  // as near as possible to its allocations (reading them after the cells would widen that window by the whole read).
+  const audit = async (): Promise<PlacementAuditReport> => auditPlacementAllocations(await readSnapshot(deployment, { ...read, placement: true }), auditOptions);
+  // The report alone streams them (issue 20): the providers, consumer rows and cells are read, then the allocations one
+  // consumer at a time, never held; a server scheduled meanwhile can show as an orphan, as in `audit` (--help says so).
+  const report = async (): Promise<PlacementAuditReport> => {
     const streamed = openPlacementAudit(await readSnapshot(deployment, { ...read, placement: 'placement-audit' }), auditOptions);
     if (streamed.kind === 'unknown-provider') return streamed;
     try {
@@ -74,10 +79,10 @@ export async function runPlacementAudit(deployment: Deployment, options: Placeme
     }
   };
   if (!options.delete) {
-    const report = await audit();
-    if (report.kind === 'unknown-provider') return report;
-    const providers = report.providers.map((provider) => ({ provider, orphans: provider.orphans.map((orphan) => ({ orphan, outcome: FOUND })) }));
-    return { kind: 'audited', delete: false, allResourceClasses: report.allResourceClasses, providers, stoppedAt: undefined, journalPath: undefined };
+    const found = await report();
+    if (found.kind === 'unknown-provider') return found;
+    const providers = found.providers.map((provider) => ({ provider, orphans: provider.orphans.map((orphan) => ({ orphan, outcome: FOUND })) }));
+    return { kind: 'audited', delete: false, allResourceClasses: found.allResourceClasses, providers, stoppedAt: undefined, journalPath: undefined };
   }
   // An unknown provider or nothing to delete ends here, without the lock (on
   // SQLite the lock is a file beside the API database, which a failed or empty
