@@ -19,12 +19,22 @@ export async function readByKeyset<R extends { readonly id: unknown }, T>(
   batchSize: number = KEYSET_BATCH,
 ): Promise<T[]> {
   const out: T[] = [];
+  await eachByKeyset(page, (row) => out.push(toRecord(row)), batchSize);
+  return out;
+}
+
+/** readByKeyset's walk, each row handed to `onRow` (for a caller that keeps a few columns of it, not a record). */
+export async function eachByKeyset<R extends { readonly id: unknown }>(
+  page: (afterId: number, limit: number) => Promise<readonly R[]>,
+  onRow: (row: R) => void,
+  batchSize: number = KEYSET_BATCH,
+): Promise<void> {
   let afterId = -1;
   for (;;) {
     const rows = await page(afterId, batchSize);
-    for (const row of rows) out.push(toRecord(row));
+    for (const row of rows) onRow(row);
     const last = rows[rows.length - 1];
-    if (rows.length < batchSize || last === undefined) return out;
+    if (rows.length < batchSize || last === undefined) return;
     afterId = Number(last.id);
   }
 }

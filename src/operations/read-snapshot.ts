@@ -233,22 +233,19 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
   const base = indexSnapshot(snapshot);
   const providerIds = scoped.scopeOf(base);
   progress(`reading the allocations of ${new Set(providerIds).size} resource provider(s) from the placement database (${placementDb.target.display})…`);
-  let rows: PlacementSnapshot;
-  try {
-    rows = await readPlacementScope(placementDb.knex, pool, placement, providerIds);
+  const rows = await readingPlacement(placementDb, async (): Promise<PlacementSnapshot> => {
+    const read = await readPlacementScope(placementDb.knex, pool, placement, providerIds);
     // A read by uuid (readCandidates) holds the providers its consumers are allocated on elsewhere too: their generations are planned on.
     const held = new Set(placement.providers.map((rp) => rp.id));
-    const elsewhere = placement.named === undefined ? [] : rows.allocations.map((a) => a.providerId).filter((id) => !held.has(id));
-    if (placement.named !== undefined && elsewhere.length > 0)
-      rows = {
-        ...rows,
-        providers: [...rows.providers, ...(await readProvidersById(placementDb.knex, pool, elsewhere))].sort((a, b) => a.id - b.id),
-        // Asked by id: one that does not exist (an allocation's dangling provider id) is known to be absent.
-        named: { ...placement.named, ids: new Set(elsewhere) },
-      };
-  } catch (err) {
-    throw new ReconcileError('connection', `cannot read the ${placementDb.label}: ${describeDriverError(err)}`, { cause: err });
-  }
+    const elsewhere = placement.named === undefined ? [] : read.allocations.map((a) => a.providerId).filter((id) => !held.has(id));
+    if (placement.named === undefined || elsewhere.length === 0) return read;
+    return {
+      ...read,
+      providers: [...read.providers, ...(await readProvidersById(placementDb.knex, pool, elsewhere))].sort((a, b) => a.id - b.id),
+      // Asked by id: one that does not exist (an allocation's dangling provider id) is known to be absent.
+      named: { ...placement.named, ids: new Set(elsewhere) },
+    };
+  });
   const instances = laterInstances ? await readInstancesOfScope(deployment, toRead, pool, scoped.instanceHostsOf?.(base) ?? [], rows.scope?.consumerUuids ?? new Set(), progress) : undefined;
   const scopedSnapshot: Snapshot = { ...snapshot, placement: rows, ...instances };
   indexWithPlacementRows(base, scopedSnapshot);
@@ -288,12 +285,7 @@ async function readCandidates(
   groundTruth(held);
   const computeNodes = held.flatMap((p) => p.computeNodes);
   progress(`reading the resource providers of ${computeNodes.length} compute node(s) from the placement database (${placementDb.target.display})…`);
-  let placement: PlacementSnapshot;
-  try {
-    placement = await readProvidersByUuid(placementDb.knex, pool, computeNodes.flatMap((n) => (n.uuid === null ? [] : [n.uuid])));
-  } catch (err) {
-    throw new ReconcileError('connection', `cannot read the ${placementDb.label}: ${describeDriverError(err)}`, { cause: err });
-  }
+  const placement = await readingPlacement(placementDb, () => readProvidersByUuid(placementDb.knex, pool, computeNodes.flatMap((n) => (n.uuid === null ? [] : [n.uuid]))));
   const scopeNames = await probeScopeNames(deployment, cells, names, progress);
   return {
     hostMappings: [],
@@ -366,16 +358,9 @@ async function readStaleProviderCandidates({ deployment, cells, placementDb, poo
   groundTruth(parts.map((p) => p.part));
   const liveUuids = new Set(parts.flatMap((p) => p.keys.uuids));
   const names = new Set(parts.flatMap((p) => [...p.keys.names, ...p.part.computeNodes.flatMap((n) => (n.hypervisorHostname === null ? [] : [n.hypervisorHostname.toLowerCase()]))]));
-  const placementRead = async <T>(read: () => Promise<T>): Promise<T> => {
-    try {
-      return await read();
-    } catch (err) {
-      throw new ReconcileError('connection', `cannot read the ${placementDb.label}: ${describeDriverError(err)}`, { cause: err });
-    }
-  };
   progress(`reading the root resource providers that no live compute node has the uuid of from the placement database (${placementDb.target.display})…`);
-  const candidates = await placementRead(async () => (await readRootProviderUuids(placementDb.knex, pool)).filter((uuid) => !liveUuids.has(uuid)));
-  const byUuid = await placementRead(() => readProvidersByUuid(placementDb.knex, pool, candidates));
+  const candidates = await readingPlacement(placementDb, async () => (await readRootProviderUuids(placementDb.knex, pool)).filter((uuid) => !liveUuids.has(uuid)));
+  const byUuid = await readingPlacement(placementDb, () => readProvidersByUuid(placementDb.knex, pool, candidates));
   const wanted = [...new Set(byUuid.providers.flatMap((rp) => (rp.name === null ? [] : [rp.name.toLowerCase()])))];
   // A name SQL's LOWER() might lower-case otherwise than the index: a provider's that is not plain ASCII, or a live node's
   // that is not and that String.toLowerCase makes one of them (only the Kelvin sign becomes ASCII 'k').
@@ -390,8 +375,8 @@ async function readStaleProviderCandidates({ deployment, cells, placementDb, poo
   });
   // Whether a live node named by a candidate has a provider of its own: read those too (they are known, not guessed).
   const ofNamed = named.flat().flatMap((n) => (n.uuid === null ? [] : [n.uuid]));
-  const more = ofNamed.length === 0 ? undefined : await placementRead(() => readProvidersByUuid(placementDb.knex, pool, ofNamed));
-  const placement = await placementRead(() => withRootInventories(placementDb.knex, more === undefined ? byUuid : mergeReadsByUuid(byUuid, more)));
+  const more = ofNamed.length === 0 ? undefined : await readingPlacement(placementDb, () => readProvidersByUuid(placementDb.knex, pool, ofNamed));
+  const placement = await readingPlacement(placementDb, () => withRootInventories(placementDb.knex, more === undefined ? byUuid : mergeReadsByUuid(byUuid, more)));
   return {
     hostMappings: [],
     services: [],
@@ -587,8 +572,13 @@ async function readCell(db: Database, cell: CellMapping, pool: StringPool, progr
 
 async function readPlacementOf(db: Database, pool: StringPool, read: PlacementRead, progress: (line: string) => void): Promise<PlacementSnapshot> {
   progress(`reading the placement database (${db.target.display})…`);
+  return readingPlacement(db, () => readPlacement(db.knex, pool, read));
+}
+
+/** A read of the placement database; a failure of it is a connection error naming the database. */
+async function readingPlacement<T>(db: Database, read: () => Promise<T>): Promise<T> {
   try {
-    return await readPlacement(db.knex, pool, read);
+    return await read();
   } catch (err) {
     throw new ReconcileError('connection', `cannot read the ${db.label}: ${describeDriverError(err)}`, { cause: err });
   }

@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import type { ComputeNodeRec, InstanceRec, MigrationRec, ServiceRec } from '../../domain/model.js';
 import { FINAL_MIGRATION_STATES } from '../../domain/model.js';
-import { KEYSET_BATCH, readByKeyset, readTable } from '../keyset.js';
+import { eachByKeyset, readByKeyset, readTable } from '../keyset.js';
 import { chunk } from '../batches.js';
 import type { Dialect } from '../connect.js';
 import type { StringPool } from '../string-pool.js';
@@ -119,24 +119,22 @@ export async function readLiveNodeKeys(db: Knex, pool: StringPool): Promise<{ re
   const names: string[] = [];
   // The lower-cased names of the nodes whose name is not plain ASCII (SQL's LOWER() and String.toLowerCase may differ there).
   const notPlain: string[] = [];
-  let afterId = -1;
-  for (;;) {
-    const rows = (await db('compute_nodes').select('id', 'uuid', 'hypervisor_hostname').where('deleted', 0).andWhere('id', '>', afterId).orderBy('id').limit(KEYSET_BATCH)) as Array<{
-      id: number;
-      uuid: string | null;
-      hypervisor_hostname: string | null;
-    }>;
-    for (const r of rows) {
+  await eachByKeyset(
+    async (afterId, limit) =>
+      (await db('compute_nodes').select('id', 'uuid', 'hypervisor_hostname').where('deleted', 0).andWhere('id', '>', afterId).orderBy('id').limit(limit)) as Array<{
+        id: number;
+        uuid: string | null;
+        hypervisor_hostname: string | null;
+      }>,
+    (r) => {
       if (r.uuid !== null) uuids.push(pool.get(r.uuid));
-      if (r.hypervisor_hostname === null) continue;
+      if (r.hypervisor_hostname === null) return;
       const name = r.hypervisor_hostname.toLowerCase();
       names.push(name);
       if (!/^[\x20-\x7e]*$/.test(r.hypervisor_hostname)) notPlain.push(name);
-    }
-    const last = rows[rows.length - 1];
-    if (rows.length < KEYSET_BATCH || last === undefined) return { uuids, names, notPlain };
-    afterId = Number(last.id);
-  }
+    },
+  );
+  return { uuids, names, notPlain };
 }
 
 /** The soft-deleted compute nodes only (deleted = id in Nova's convention, any non-zero value here). */
@@ -155,15 +153,16 @@ export async function readDeletedComputeNodes(db: Knex, cellUuid: string, pool: 
  * leads with the column: one scan per 1,000 names.
  */
 export async function readLiveNodesNamed(db: Knex, cellUuid: string, pool: StringPool, lowerNames: readonly string[]): Promise<ComputeNodeRec[]> {
-  const byId = new Map<number, ComputeNodeRec>();
+  // A row has one name, so it comes in one batch of the distinct names.
+  const out: ComputeNodeRec[] = [];
   for (const batch of chunk([...new Set(lowerNames)])) {
     const rows = (await db('compute_nodes')
       .select(...COMPUTE_NODE_COLUMNS)
       .where('deleted', 0)
       .whereRaw(`lower(hypervisor_hostname) in (${batch.map(() => '?').join(', ')})`, [...batch])) as ComputeNodeRow[];
-    for (const r of rows) byId.set(Number(r.id), computeNodeRecord(r, cellUuid, pool));
+    for (const r of rows) out.push(computeNodeRecord(r, cellUuid, pool));
   }
-  return [...byId.values()].sort((a, b) => a.id - b.id);
+  return out.sort((a, b) => a.id - b.id);
 }
 
 /**
