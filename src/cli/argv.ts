@@ -24,6 +24,8 @@ export interface GlobalArgs {
   readonly stats: boolean;
   /** --progress: progress lines on stderr also when it is not a terminal. */
   readonly progress: boolean;
+  /** --allow-unknown-schema: let writes run on a database at an alembic head this build does not know. */
+  readonly allowUnknownSchema: boolean;
   readonly log: LogArgs;
   /** Options before the command words that are nobody's: reported as commander reports an unknown option. */
   readonly leadingUnknown: string | undefined;
@@ -61,6 +63,7 @@ export function extractGlobalArgs(argv: readonly string[]): GlobalArgs {
   const log = { debug: undefined as boolean | undefined, verbose: false, logFile: undefined as string | undefined, logDir: undefined as string | undefined, useSyslog: undefined as boolean | undefined, syslogFacility: undefined as string | undefined };
   let stats = false;
   let progress = false;
+  let allowUnknownSchema = false;
   let leadingUnknown: string | undefined;
   // Before the first command word, a --verbose is oslo.log's; after it, the command's own (nova-manage's).
   let commandStarted = false;
@@ -86,6 +89,8 @@ export function extractGlobalArgs(argv: readonly string[]): GlobalArgs {
       stats = true;
     } else if (arg === '--progress') {
       progress = true;
+    } else if (arg === '--allow-unknown-schema') {
+      allowUnknownSchema = true;
     } else if (arg === '--verbose' && !commandStarted) {
       log.verbose = true;
     } else {
@@ -95,7 +100,7 @@ export function extractGlobalArgs(argv: readonly string[]): GlobalArgs {
       if (commandStarted || TOP_LEVEL_WORDS.has(arg)) rest.push(arg);
     }
   }
-  return { sources, debug: log.debug === true, stats, progress, log, leadingUnknown, rest };
+  return { sources, debug: log.debug === true, stats, progress, allowUnknownSchema, log, leadingUnknown, rest };
 }
 
 /**

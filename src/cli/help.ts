@@ -15,8 +15,16 @@ export const GLOBAL_OPTIONS: ReadonlyArray<readonly [string, string]> = [
   ['--use-syslog', 'oslo.log: also send those lines to syslog (/dev/log, through logger(1)); --nouse-syslog turns it off ([DEFAULT] use_syslog)'],
   ['--syslog-log-facility F', 'oslo.log: the syslog facility, e.g. LOG_USER (default), LOG_LOCAL0 ([DEFAULT] syslog_log_facility)'],
   ['--verbose', "oslo.log's, before the command words (accepted, INFO is always logged); after them, the command's own --verbose where it has one"],
+  ['--allow-unknown-schema', 'let a write run on a database at an alembic head this build does not know (newer than 2026.2); without it such a write is refused (exit 2; 255 for the nova-manage compatible commands) and read-only commands only warn'],
   ['--version', 'print the version'],
 ];
+
+/** Which Nova releases this build is tested against, and how (README "Supported releases"). */
+export const SUPPORTED_RELEASES =
+  'Supported releases: Nova 26 (Zed, 2022.2) to 34 (2026.2) with Placement 8.0.0 to 16.0.0. The conformance tier runs the real ' +
+  "nova-manage, resource tracker and Placement of Zed 26.2.2, 2025.1 31.0.0 and 2026.2 34.0.0 against each repair; 2023.1 to 2024.2 and " +
+  '2025.2 to 2026.1 share their schemas and are recognised by their alembic heads. The databases\' alembic heads decide where the ' +
+  'releases differ (from 27.0.0 an ironic compute node is known by the ironic node\'s uuid; from 28.0.0 instances.compute_id is kept).';
 
 /** What the top-level help shows of a command (dispatch/command-index.ts builds these from the specs). */
 export interface CommandSummary {
@@ -44,6 +52,7 @@ export function renderTopLevelHelp(commands: readonly CommandSummary[]): string 
     const width = Math.max(...specs.map((s) => s.path.join(' ').length));
     for (const s of specs) lines.push(`  ${s.path.join(' ').padEnd(width)}  ${s.summary}`);
   }
+  lines.push('', ...wrap(SUPPORTED_RELEASES, 78));
   lines.push('', 'Global options:');
   for (const [flag, text] of GLOBAL_OPTIONS) lines.push(`  ${flag.padEnd(24)}  ${text}`);
   const scoped = SCOPE_OPTIONS.map((o) => [o, commands.filter((c) => c.scope.includes(o.flags)).map((c) => c.path.join(' '))] as const).filter(

@@ -1,7 +1,7 @@
 // man/nova-reconcile.1 is generated from the command specs (scripts/gen-man.mjs)
 // so that it always covers every command, option and exit code; a test fails
 // when the committed page is out of date.
-import { GLOBAL_OPTIONS } from './help.js';
+import { GLOBAL_OPTIONS, SUPPORTED_RELEASES } from './help.js';
 import { RECONCILE_EXIT_TABLE } from './exit-codes.js';
 import { scopeUsers } from './help.js';
 import { SCOPE_INTRO, SCOPE_OPTIONS, optionName } from './scope.js';
@@ -17,11 +17,12 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     '.SH DESCRIPTION',
     "nova-reconcile works directly against Nova's API database, every cell database (found through",
     '.BR cell_mappings )',
-    "and the Placement database. Its nova-manage compatible commands print what nova-manage 26.x prints and exit",
+    "and the Placement database. Its nova-manage compatible commands print what nova-manage prints and exit",
     'as it exits, so automation that parses them keeps working. Its reconciliation commands compute a plan first and',
     'change nothing without',
     '.BR \\-\\-apply .',
   );
+  out.push('.SH SUPPORTED RELEASES', esc(SUPPORTED_RELEASES));
   out.push('.SH GLOBAL OPTIONS');
   for (const [flag, text] of GLOBAL_OPTIONS) out.push('.TP', `.B ${esc(flag)}`, esc(text));
   const scoped = SCOPE_OPTIONS.map((o) => [o, scopeUsers(commands, o)] as const).filter(([, users]) => users.length > 0);
@@ -55,8 +56,8 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     '.PP',
     '[nova_reconcile] ironic_partitions says which nova\\-compute hosts serve which Ironic conductor group:',
     '"cg\\-a: compute\\-a1, compute\\-a2; cg\\-b: compute\\-b1; *: compute\\-0" (partitions separated by ";", a group and its hosts',
-    'by ":", hosts by "," or spaces; "*" for nova\\-computes without [ironic] partition_key, which serve every group). The given',
-    'nova.conf\'s own [ironic] partition_key and peer_list are added. A node whose group no nova\\-compute serves is unmanaged',
+    'by ":", hosts by "," or spaces; "*" for nova\\-computes without [ironic] conductor_group, which serve every group). The given',
+    'nova.conf\'s own [ironic] conductor_group (or its old name partition_key) and peer_list are added. A node whose group no nova\\-compute serves is unmanaged',
     '(audit: ironic\\-node\\-unmanaged); rebalance builds one hash ring per partition from its live hosts.',
     '.PP',
     'The ironic node list comes from the Ironic API, reached as nova\\-compute reaches it from [ironic]: auth_type password,',

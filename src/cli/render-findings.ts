@@ -91,6 +91,12 @@ function subjectOf(f: Finding): string {
       return `consumer ${text('consumer_uuid')}`;
     case 'soft-deleted-node-with-provider':
       return `node ${text('node_uuid')}`;
+    case 'node-uuid-row-deleted':
+      return `node name ${text('hypervisor_hostname')}`;
+    case 'provider-uuid-mismatch':
+      return `provider ${text('provider_uuid')}`;
+    case 'instance-compute-id-mismatch':
+      return `instance ${text('instance_uuid')}`;
     default:
       return assertNever(f.kind, 'finding kind');
   }

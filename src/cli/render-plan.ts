@@ -34,7 +34,8 @@ export function describeChange(c: Change): string {
         (c.instance === null ? '' : `, with instance ${c.instance.uuid}`)
       );
     case 'move-instance':
-      return `move instance ${c.uuid} (node ${c.node}) from host ${c.fromHost} to ${c.toHost}`;
+      if (c.fromHost === c.toHost) return `link instance ${c.uuid} (node ${c.node}, host ${c.toHost}) to compute node ${String(c.computeNodeId)}: compute_id = ${String(c.computeNodeId)}`;
+      return `move instance ${c.uuid} (node ${c.node}) from host ${c.fromHost} to ${c.toHost}${c.computeNodeId === undefined ? '' : ` (compute_id = ${c.computeNodeId})`}`;
     case 'release-host-in-cell':
       return (
         `check that nothing live has host ${c.host} in this cell` +

@@ -1,4 +1,5 @@
 // audit: the read-only report of every inconsistency; exit 0 clean, 3 findings.
+import { releaseJson } from '../domain/nova-release.js';
 import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
 import { FINDING_COLUMNS, findingsJson, renderFindings } from '../cli/render-findings.js';
 import { COLUMN_OPTION, LISTING_FORMAT_OPTION, LISTING_FORMATS, columnsOption, listingFormat, type ListingFormat } from '../cli/listing.js';
@@ -146,7 +147,7 @@ export const auditCommand: CommandSpec<AuditOptions> = {
     }
     if (prometheus) {
       // stdout holds the metrics only.
-    } else if (format === 'json') printJson(ctx, { ...findingsJson(findings, result.cells), ...ironicOriginJson(result.ironicOrigin) });
+    } else if (format === 'json') printJson(ctx, { ...findingsJson(findings, result.cells), ...ironicOriginJson(result.ironicOrigin), release: releaseJson(result.release) });
     else ctx.stdout.write(renderFindings(findings, result.cells, format, columns, ctx));
     return result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
   },

@@ -46,7 +46,7 @@ export const rebalanceCommand: CommandSpec<RebalanceOptions> = {
       '(default 64), and a conflict in one makes its nodes go one by one. Different ironic nodes touch different rows, so up to [nova_reconcile] apply_concurrency of them (default 4) ' +
       'are applied at the same time; nodes that share a row (a provider, a consumer) are still applied one after the other, in plan order. ' +
       'The ring members are the up, enabled ironic nova-compute services of the cell. With conductor groups, [nova_reconcile] ' +
-      'ironic_partitions (and the given nova.conf\'s [ironic] partition_key/peer_list) gives one ring per partition, as Nova hashes a ' +
+      'ironic_partitions (and the given nova.conf\'s [ironic] conductor_group, or partition_key before 2023.2, and peer_list) gives one ring per partition, as Nova hashes a ' +
       "partition's nodes over its peer_list only: a node goes to the owner among its partition's up hosts (its partition is the one " +
       "its dead host serves). --ring-members / [nova_reconcile] ironic_ring_members name one ring for every node and override that.",
     'With ironic truth (the Ironic API from nova.conf [ironic], or --ironic-nodes FILE) the node\'s conductor group comes from Ironic, ' +

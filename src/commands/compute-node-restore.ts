@@ -18,7 +18,8 @@ export const restoreNodeCommand: CommandSpec<RestoreNodeOptions> = {
   summary: 'bring back a compute node soft-deleted while its node still exists (plan first; --apply to change)',
   description: [
     "A compute node soft-deleted while its node still exists (an ironic node deleted from Nova while in maintenance, bug 1839560) keeps " +
-      'its uuid in compute_nodes_uuid_idx, so nova-compute fails with DBDuplicateEntry on every cycle. `audit` reports it as ' +
+      'its uuid in compute_nodes_uuid_idx, so a Zed (26.x) nova-compute fails with DBDuplicateEntry on every cycle; from 27.0.0 (2023.1) ' +
+      'nova-compute un-deletes the row itself once it runs, so the restore matters only while it does not. `audit` reports it as ' +
       'soft-deleted-node-with-provider. The restore is what Nova does on a uuid collision: deleted = 0 and deleted_at = NULL, id, uuid and ' +
       'every other column kept, as a compare-and-swap on the deleted row. Its provider and allocations were never touched.',
     'Refused when a live compute node has the same uuid or the same host and hypervisor_hostname, or when the node\'s nova-compute ' +

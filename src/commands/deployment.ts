@@ -6,7 +6,15 @@ import { openDeployment, type Deployment } from '../operations/deployment.js';
 import type { JournalSettings } from '../operations/journal.js';
 
 export async function useDeployment<T>(ctx: CommandContext, fn: (d: Deployment) => Promise<T>): Promise<T> {
-  return openDeployment(ctx.loadConfig(), fn);
+  return openDeployment(ctx.loadConfig(), fn, deploymentReport(ctx));
+}
+
+/** Where opening the deployment reports: an unknown alembic head's warning, and with --debug each database's release. */
+export function deploymentReport(ctx: CommandContext): { warn: (line: string) => void; debug?: (line: string) => void } {
+  const line = (text: string): void => {
+    ctx.stderr.write(text + '\n');
+  };
+  return ctx.debug ? { warn: line, debug: line } : { warn: line };
 }
 
 /**

@@ -21,7 +21,7 @@ import type { ApplyResult, UnitOutcome } from '../operations/apply-plan.js';
 import type { Deployment } from '../operations/deployment.js';
 import { planOptionsOf, readPlanFile, type PlanFile, type PlanOptions } from '../operations/plan-file.js';
 import { runPlan, type ApplyWatch, type Gate } from '../operations/run-plan.js';
-import { printJson } from './deployment.js';
+import { deploymentReport, printJson } from './deployment.js';
 import { createProgress } from '../cli/progress.js';
 import { signalExitCode } from '../cli/context.js';
 import { formatInterruptSummary } from '../cli/suggestions.js';
@@ -190,6 +190,7 @@ export async function runPlanCommand(ctx: CommandContext, run: PlanRunOptions, b
       concurrency: reconcile.applyConcurrency,
       batchUnits: reconcile.applyBatchUnits,
       watchApply: (plan) => watchApply(ctx, plan),
+      report: deploymentReport(ctx),
     },
   );
 

@@ -48,7 +48,7 @@ export interface IronicSettings {
   readonly apiMaxRetries: number;
   /** Seconds between those retries (default 2). */
   readonly apiRetryInterval: number;
-  /** [ironic] partition_key: the conductor group this nova-compute serves; undefined: every group. */
+  /** [ironic] conductor_group (partition_key before 28.0.0): the conductor group this nova-compute serves; undefined: every group. */
   readonly partitionKey: string | undefined;
   /** [ironic] peer_list: the nova-compute hosts of that partition. */
   readonly peerList: readonly string[] | undefined;
@@ -65,8 +65,9 @@ export function readIronicSettings(lookup: OptionLookup, problems: string[]): Ir
     const v = lookup.find(g, key)?.value;
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
-  const endpointOverride = get('endpoint_override') ?? get('api_endpoint');
-  const authType = get('auth_type') ?? get('auth_plugin');
+  // The deprecated names (api_endpoint, auth_plugin, partition_key) are looked up with them (option-lookup.ts).
+  const endpointOverride = get('endpoint_override');
+  const authType = get('auth_type');
   if (authType === undefined && endpointOverride === undefined) return undefined;
   const auth = readAuth(authType ?? 'none', get, problems);
   if (endpointOverride !== undefined && !/^https?:\/\//i.test(endpointOverride)) problems.push(`[ironic] endpoint_override must be an http(s) URL`);
@@ -79,7 +80,7 @@ export function readIronicSettings(lookup: OptionLookup, problems: string[]): Ir
   }
   const insecureText = (get('insecure') ?? 'false').toLowerCase();
   if (!['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'].includes(insecureText)) problems.push(`invalid value for [ironic] insecure: expected true or false`);
-  const partitionKey = get('partition_key');
+  const partitionKey = get('conductor_group');
   const peerList = readList(lookup, g, 'peer_list');
   return Object.freeze({
     auth,
@@ -106,7 +107,7 @@ function readAuth(type: string, get: (key: string) => string | undefined, proble
   switch (type) {
     case 'none':
     case 'noauth':
-      if (get('endpoint_override') === undefined && get('api_endpoint') === undefined) problems.push('[ironic] auth_type = none needs endpoint_override');
+      if (get('endpoint_override') === undefined) problems.push('[ironic] auth_type = none needs endpoint_override');
       return { type: 'none' };
     case 'password':
     case 'v3password':

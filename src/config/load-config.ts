@@ -28,6 +28,8 @@ export interface LoadConfigArgs {
   readonly searchRoots?: readonly string[];
   /** Decides the default journal_dir; defaults to an access(W_OK) check. */
   readonly isWritableDir?: (path: string) => boolean;
+  /** --allow-unknown-schema (a global option). */
+  readonly allowUnknownSchema?: boolean;
 }
 
 /** Circuit-breaker defaults; why these values: src/domain/plan-limits.ts and docs/RELIABILITY.md. */
@@ -117,7 +119,7 @@ function failingOnIronic(config: NovaConfig, error: ReconcileError): NovaConfig 
 
 /**
  * [nova_reconcile] ironic_partitions, plus the partition of this nova.conf's
- * own [ironic] partition_key/peer_list (a nova-compute's file). The two must
+ * own [ironic] conductor_group (partition_key before 28.0.0) and peer_list (a nova-compute's file). The two must
  * agree where both name a group.
  */
 function readPartitions(lookup: OptionLookup, problems: string[]): readonly PartitionSetting[] | undefined {
@@ -126,11 +128,11 @@ function readPartitions(lookup: OptionLookup, problems: string[]): readonly Part
   for (const p of parsed.problems) problems.push(`invalid value for [nova_reconcile] ironic_partitions in ${found?.origin ?? '?'}: ${p}`);
   const partitions = [...parsed.partitions];
   // Read whether or not [ironic] says how to reach Ironic: a nova-compute's file always has them together.
-  const partitionKey = lookup.find('ironic', 'partition_key')?.value.trim();
+  const partitionKey = lookup.find('ironic', 'conductor_group')?.value.trim();
   const peerList = readList(lookup, 'ironic', 'peer_list');
   if (partitionKey !== undefined && partitionKey !== '') {
     const group = partitionKey.toLowerCase();
-    if (peerList === undefined || peerList.length === 0) problems.push('[ironic] partition_key needs peer_list (Nova refuses to start without it)');
+    if (peerList === undefined || peerList.length === 0) problems.push('[ironic] conductor_group (partition_key) needs peer_list (Nova refuses to start without it)');
     else {
       const hosts = [...new Set(peerList.map((h) => h.toLowerCase()))];
       const given = partitions.find((p) => p.group === group);
@@ -193,6 +195,7 @@ function readReconcileSettings(lookup: OptionLookup, args: LoadConfigArgs, probl
     // value would silently become 1 ms, with a TimeoutOverflowWarning on stderr.
     lockTimeout: readInteger(lookup, { group, key: 'lock_timeout', default: 10, min: 0, max: 86_400 }, problems),
     lockDatabase: lockDatabase === undefined || lockDatabase === '' ? undefined : lockDatabase,
+    allowUnknownSchema: args.allowUnknownSchema === true,
     cellConcurrency: readInteger(lookup, { group, key: 'cell_concurrency', default: 4, min: 1, max: 64 }, problems),
     applyConcurrency: readInteger(lookup, { group, key: 'apply_concurrency', default: 4, min: 1, max: 16 }, problems),
     applyBatchUnits: readInteger(lookup, { group, key: 'apply_batch_units', default: DEFAULT_APPLY_BATCH_UNITS, min: 1, max: 1_000 }, problems),

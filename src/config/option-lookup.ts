@@ -28,15 +28,23 @@ export interface FoundValue {
 // Deprecated names that oslo.db registers for [database] connection and that
 // Nova (Zed, nova/conf/database.py) deep-copies for [api_database]
 // connection, so `[DEFAULT] sql_connection` sets both (§10).
-const DEPRECATED_NAMES: ReadonlyMap<string, readonly OptionName[]> = new Map([
-  ...['database', 'api_database'].map((group) => [
+//
+// [ironic] conductor_group is the name since Nova 28.0.0 (2023.2) of
+// partition_key (deprecated_name). endpoint_override is keystoneauth's name
+// for Nova's old api_endpoint, and auth_type for auth_plugin. When a file
+// sets both names, the current one wins, as in oslo.config.
+const DEPRECATED_NAMES: ReadonlyMap<string, readonly OptionName[]> = new Map<string, readonly OptionName[]>([
+  ...['database', 'api_database'].map((group): [string, OptionName[]] => [
     `${group}\u0000connection`,
     [
       { group: 'DEFAULT', key: 'sql_connection' },
       { group: 'database', key: 'sql_connection' },
       { group: 'sql', key: 'connection' },
     ],
-  ] as const),
+  ]),
+  ['ironic\u0000conductor_group', [{ group: 'ironic', key: 'partition_key' }]],
+  ['ironic\u0000endpoint_override', [{ group: 'ironic', key: 'api_endpoint' }]],
+  ['ironic\u0000auth_type', [{ group: 'ironic', key: 'auth_plugin' }]],
 ]);
 
 /** oslo.config's _normalize_group_name. */

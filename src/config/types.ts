@@ -55,6 +55,8 @@ export interface ReconcileSettings {
    * API database.
    */
   readonly lockDatabase: string | undefined;
+  /** --allow-unknown-schema: writes run on a database at an alembic head this build does not know. */
+  readonly allowUnknownSchema: boolean;
   /** [nova_reconcile] cell_concurrency (default 4). */
   readonly cellConcurrency: number;
   /**

@@ -40,8 +40,9 @@ export async function changeAlreadyDone(knex: Knex, change: Change): Promise<boo
       return inst?.host === change.toHost;
     }
     case 'move-instance': {
-      const row = (await knex('instances').select('host', 'deleted').where({ id: change.id }).first()) as { host: unknown; deleted: unknown } | undefined;
-      return row !== undefined && Number(row.deleted) === 0 && row.host === change.toHost;
+      const row = (await knex('instances').select('*').where({ id: change.id }).first()) as Record<string, unknown> | undefined;
+      if (row === undefined || Number(row['deleted']) !== 0 || row['host'] !== change.toHost) return false;
+      return change.computeNodeId === undefined || !('compute_id' in row) || Number(row['compute_id']) === change.computeNodeId;
     }
     case 'delete-host-mapping':
       return (await count(knex('host_mappings').where({ host: change.host }))) === 0;

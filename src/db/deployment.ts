@@ -7,7 +7,8 @@ import { parseDbUrl } from '../config/db-url.js';
 import { formatCellDbUrl, formatCellMqUrl } from '../config/cell-url-template.js';
 import { ReconcileError } from '../errors.js';
 import { closeDatabase, openDatabase, type Database } from './connect.js';
-import { checkSchema } from './schema-check.js';
+import { checkSchema, type SchemaFacts } from './schema-check.js';
+import { deploymentRelease, describeDatabaseRelease, classifyHead, KNOWN_NOVA_RANGE, type DeploymentRelease, type SchemaHead } from '../domain/nova-release.js';
 import type { SchemaKind } from './migrate.js';
 import { findCellMappingByUuid, listCellMappings, type CellMappingRow } from './api/cell-mappings.js';
 
@@ -32,12 +33,33 @@ export interface Deployment {
   cellMapping(uuid: string): Promise<CellMapping | undefined>;
   cell(mapping: CellMapping): Promise<Database>;
   placement(): Promise<Database>;
+  /** What the schema check found of a database this deployment opened (its columns, its alembic head). */
+  schemaOf(db: Database): SchemaFacts | undefined;
+  /**
+   * The release every database says (docs/NEWER-NOVA.md): opens the API
+   * database, every cell's but cell0's, and placement's when it is configured.
+   */
+  release(): Promise<DeploymentRelease>;
+  /** The release of the databases opened so far (no database is opened). */
+  openedRelease(): DeploymentRelease;
+  /**
+   * Before a write: refuses (exit 2) when a database is at an alembic head
+   * this build does not know, unless --allow-unknown-schema was given.
+   */
+  assertWritable(): Promise<void>;
 }
 
 export interface DeploymentOptions {
   /** Pool size of the API database; at least the cell concurrency. */
   readonly apiPoolMax?: number;
+  /** One line of warning on stderr (a database at an unknown alembic head). */
+  readonly warn?: (line: string) => void;
+  /** --debug: one line per database opened, with the release its alembic head says. */
+  readonly debug?: (line: string) => void;
 }
+
+/** The global option that lets a write run on a schema this build does not know. */
+export const ALLOW_UNKNOWN_SCHEMA = '--allow-unknown-schema';
 
 export async function withDeployment<T>(config: NovaConfig, options: DeploymentOptions, fn: (d: Deployment) => Promise<T>): Promise<T> {
   const opened: Array<Promise<Database>> = [];
@@ -48,12 +70,23 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
   // Units applied side by side each hold a connection of the database they write.
   const writePool = Math.max(2, config.reconcile.applyConcurrency);
 
+  const facts = new Map<Database, SchemaFacts>();
+  const heads: SchemaHead[] = [];
   const open = (url: string, role: string, kind: SchemaKind, poolMax?: number): Promise<Database> => {
     const p = (async () => {
       const target = parseDbUrl(url);
       const db = await openDatabase(target, { connectTimeout: timeout, role, ...(poolMax === undefined ? {} : { poolMax }) });
       try {
-        await checkSchema(db.knex, kind, db.label);
+        const found = await checkSchema(db.knex, kind, db.label);
+        facts.set(db, found);
+        const head: SchemaHead = { db: kind, label: db.label, head: found.head };
+        heads.push(head);
+        const known = classifyHead(head);
+        options.debug?.(`debug: ${describeDatabaseRelease(known)}`);
+        if (!known.known)
+          options.warn?.(
+            `warning: ${describeDatabaseRelease(known)}; read-only commands run, writes are refused unless ${ALLOW_UNKNOWN_SCHEMA} is given`,
+          );
       } catch (err) {
         await closeDatabase(db).catch(() => undefined);
         throw err;
@@ -121,6 +154,28 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
         }
       }
       return placement;
+    },
+    schemaOf(db: Database) {
+      return facts.get(db);
+    },
+    async release() {
+      // A database that cannot be opened says nothing: its own error comes when a command needs it.
+      const cells = (await deployment.cellMappings()).filter((m) => !m.isCell0).map((m) => deployment.cell(m));
+      const placementDb = config.placementDatabaseConnection !== undefined && config.placementDatabaseConnection !== '' ? [deployment.placement()] : [];
+      await Promise.allSettled([...cells, ...placementDb]);
+      return deploymentRelease(heads);
+    },
+    openedRelease() {
+      return deploymentRelease(heads);
+    },
+    async assertWritable() {
+      const release = await deployment.release();
+      const [first] = release.unknown;
+      if (first === undefined || config.reconcile.allowUnknownSchema) return;
+      const more = release.unknown.length > 1 ? ` (and ${release.unknown.length - 1} more database(s))` : '';
+      throw new ReconcileError('schema', `refusing to write: ${describeDatabaseRelease(first)}${more}`, {
+        hint: `a newer Nova may have changed what a repair must write; upgrade nova-reconcile, or, having checked the release notes, re-run with ${ALLOW_UNKNOWN_SCHEMA} (${KNOWN_NOVA_RANGE} are known)`,
+      });
     },
   };
 

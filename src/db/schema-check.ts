@@ -11,6 +11,29 @@ import { REQUIRED_SCHEMA, type SchemaManifest } from './schema-manifest.js';
 /** Present tables and their columns, as the database reports them. */
 export type PresentSchema = ReadonlyMap<string, ReadonlySet<string>>;
 
+/** What the check learnt: the columns of the tables the tool uses (optional ones too), and the alembic head. */
+export interface SchemaFacts {
+  readonly present: PresentSchema;
+  /** alembic_version's revision; null when the table is absent (the sandbox, or a schema older than Zed). */
+  readonly head: string | null;
+}
+
+/** Nova and Placement keep one row in alembic_version: the head their `db sync` reached. */
+async function readAlembicHead(db: Knex, display: string): Promise<string | null> {
+  let rows: unknown;
+  try {
+    rows = await db.select('version_num').from('alembic_version');
+  } catch (err) {
+    throw new ReconcileError('connection', `cannot read alembic_version of ${display}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  const heads = (Array.isArray(rows) ? rows : []).map((r: unknown) => String((r as Record<string, unknown>)['version_num']));
+  if (heads.length > 1)
+    throw new ReconcileError('schema', `${display} has ${heads.length} alembic heads (${heads.join(', ')}): its schema is between branches, which no Nova release leaves`, {
+      hint: 'finish the schema upgrade (`nova-manage db sync`, `nova-manage api_db sync` or `placement-manage db sync`) and re-run',
+    });
+  return heads[0] ?? null;
+}
+
 export type MissingSchemaItem =
   | { readonly kind: 'table'; readonly table: string }
   | { readonly kind: 'column'; readonly table: string; readonly column: string };
@@ -40,11 +63,11 @@ const EMPTY_DATABASE_HINT: Readonly<Record<SchemaKind, string>> = Object.freeze(
  * of a `kind` database. `display` names the database in the message and must
  * already be free of passwords.
  */
-export async function checkSchema(db: Knex, kind: SchemaKind, display: string): Promise<void> {
+export async function checkSchema(db: Knex, kind: SchemaKind, display: string): Promise<SchemaFacts> {
   const required = REQUIRED_SCHEMA[kind];
-  const { present, hasForeignTables } = await readPresentSchema(db, Object.keys(required), display);
+  const { present, hasForeignTables, hasAlembic } = await readPresentSchema(db, Object.keys(required), display);
   const missing = findMissingSchema(required, present);
-  if (missing.length === 0) return;
+  if (missing.length === 0) return { present, head: hasAlembic ? await readAlembicHead(db, display) : null };
   if (present.size === 0 && !hasForeignTables) {
     throw new ReconcileError('schema', `${display} is empty: it has no Nova tables`, { hint: EMPTY_DATABASE_HINT[kind] });
   }
@@ -89,7 +112,7 @@ async function readPresentSchema(
   db: Knex,
   tables: readonly string[],
   display: string,
-): Promise<{ present: PresentSchema; hasForeignTables: boolean }> {
+): Promise<{ present: PresentSchema; hasForeignTables: boolean; hasAlembic: boolean }> {
   const dialect = dialectOf(db);
   let rows: readonly ColumnRow[];
   try {
@@ -103,7 +126,9 @@ async function readPresentSchema(
   const wanted = new Set(tables);
   const present = new Map<string, Set<string>>();
   let hasForeignTables = false;
+  let hasAlembic = false;
   for (const row of rows) {
+    if (row.table_name === 'alembic_version') hasAlembic = true;
     if (!wanted.has(row.table_name)) {
       // Our own migration bookkeeping does not make a database "not empty".
       if (!row.table_name.startsWith('nova_reconcile_') && !row.table_name.startsWith('sqlite_')) hasForeignTables = true;
@@ -116,7 +141,7 @@ async function readPresentSchema(
     }
     columns.add(row.column_name);
   }
-  return { present, hasForeignTables };
+  return { present, hasForeignTables, hasAlembic };
 }
 
 async function readMysqlColumns(db: Knex, tables: readonly string[]): Promise<ColumnRow[]> {

@@ -83,7 +83,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     format = stringOption(parsed.options, 'format') ?? 'table';
     let config: NovaConfig | undefined;
     const loadOnce = (): NovaConfig => {
-      config ??= loadConfigFiles(globals.sources, ctx);
+      config ??= loadConfigFiles(globals.sources, globals.allowUnknownSchema, ctx);
       return config;
     };
     const operatorLog = openOperatorLog({
@@ -163,9 +163,9 @@ function refuseLeadingOption(index: readonly CommandSummary[], option: string, r
 }
 
 /** oslo.config fails before nova-manage's main() on any file problem: exit 1 there. */
-function loadConfigFiles(sources: Parameters<typeof loadConfig>[0]['sources'], ctx: RunContext): NovaConfig {
+function loadConfigFiles(sources: Parameters<typeof loadConfig>[0]['sources'], allowUnknownSchema: boolean, ctx: RunContext): NovaConfig {
   try {
-    return loadConfig({ sources, env: ctx.env, home: ctx.home });
+    return loadConfig({ sources, env: ctx.env, home: ctx.home, allowUnknownSchema });
   } catch (err) {
     if (err instanceof ReconcileError) throw new ReconcileError(err.kind, err.message, { ...(err.hint === undefined ? {} : { hint: err.hint }), cause: err, tag: 'config-files' });
     throw err;

@@ -9,6 +9,7 @@
 //    compute_nodes_uuid_idx every cycle. Restoring the row is the fix;
 //    removing the provider is not.
 import type { Finding } from './finding.js';
+import { novaKnowsIronicByUuid } from './nova-release.js';
 import { hostKey, type SnapshotIndex } from './snapshot-index.js';
 
 export function findDeletedNodesWithProvider(ix: SnapshotIndex): Finding[] {
@@ -31,7 +32,9 @@ export function findDeletedNodesWithProvider(ix: SnapshotIndex): Finding[] {
       cellUuid: n.cellUuid,
       summary:
         `compute node ${n.uuid} on host ${n.host ?? '-'} was soft-deleted while its provider ${rp.uuid} remains and its service is alive; ` +
-        'if the node still exists, nova-compute fails on compute_nodes_uuid_idx (DBDuplicateEntry) every cycle (bug 1839560). ' +
+        (novaKnowsIronicByUuid(ix.snapshot.release)
+          ? 'if the node still exists, nova-compute (27.0.0+) un-deletes the row itself on its next periodic; restoring it now is the same write. '
+          : 'if the node still exists, nova-compute fails on compute_nodes_uuid_idx (DBDuplicateEntry) every cycle (bug 1839560). ') +
         'Do not run `nova-manage db archive_deleted_rows` before restoring it: it would move the row to the shadow tables',
       objects: { node_id: n.id, node_uuid: n.uuid, host: n.host, hypervisor_hostname: n.hypervisorHostname, hypervisor_type: n.hypervisorType, provider_uuid: rp.uuid, service_id: service.id },
       suggestion: `nova-reconcile compute_node restore --uuid ${n.uuid}`,

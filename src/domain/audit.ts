@@ -13,6 +13,7 @@ import { isServiceUp, parseNaiveUtc } from './liveness.js';
 import { ironicTruthArgs, orphanReason, orphanWithInstancesFix, unmanagedGroupOf, unmanagedWithInstancesFix } from './orphan-nodes.js';
 import { allocationChecks, type AllocationChecks } from './audit-allocations.js';
 import { findDeletedNodesWithProvider } from './audit-placement.js';
+import { findNewerNovaProblems } from './audit-newer-nova.js';
 import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-providers.js';
 import { hostKey, indexSnapshot, instancesOn, providerTree, serviceKey, withAllocations, type SnapshotIndex } from './snapshot-index.js';
 import { compareText, groupBy, pushTo, shellWord } from './text-and-maps.js';
@@ -81,6 +82,9 @@ export function openAudit(snapshot: Snapshot, options: AuditOptions = {}): Strea
           ['provider name conflicts', findNameConflicts],
           ['placement gaps', (a) => {
             for (const f of [...(allocations?.instancesWithoutAllocation() ?? []), ...findDeletedNodesWithProvider(a.ix)]) add(a, f);
+          }],
+          ['what breaks newer Novas', (a) => {
+            for (const f of findNewerNovaProblems(a.ix)) add(a, f);
           }],
         ];
   const checks: ReadonlyArray<readonly [string, (a: Audit) => void]> = [

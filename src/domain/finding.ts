@@ -23,6 +23,10 @@ export const FINDING_KINDS = [
   'instance-without-allocation',
   'orphaned-allocation',
   'soft-deleted-node-with-provider',
+  // Nova 27.0.0+ only (audit-newer-nova.ts).
+  'node-uuid-row-deleted',
+  'provider-uuid-mismatch',
+  'instance-compute-id-mismatch',
 ] as const;
 
 export type FindingKind = (typeof FINDING_KINDS)[number];

@@ -2,6 +2,7 @@
 // work from. src/operations/read-snapshot.ts fills it from the databases (in
 // batches, one query per table and cell); the domain only reads it. All
 // timestamps are naive-UTC strings as Nova stores them; ids are numbers.
+import type { DeploymentRelease } from './nova-release.js';
 
 export interface CellRec {
   readonly id: number;
@@ -53,6 +54,8 @@ export interface InstanceRec {
   readonly node: string | null;
   readonly vmState: string | null;
   readonly taskState: string | null;
+  /** instances.compute_id (Nova 28.0.0+): the compute_nodes row Nova links it to; absent on older schemas. */
+  readonly computeId?: number | null;
 }
 
 /** Migrations whose status is not final (nova's placement audit list). */
@@ -175,6 +178,8 @@ export interface Snapshot {
   readonly ironicNodes: readonly IronicNodeRec[] | undefined;
   /** Where ironicNodes came from, for the plan and the audit to name; absent without ironic truth. */
   readonly ironicOrigin?: IronicOrigin;
+  /** What the databases' alembic heads say of the release (read-snapshot.ts); absent in snapshots built by hand (tests). */
+  readonly release?: DeploymentRelease;
   /** Which nova-compute hosts serve which conductor group ([nova_reconcile] ironic_partitions, [ironic] partition_key); absent when not described. */
   readonly ironicPartitions?: readonly IronicPartition[];
   /** The given nova.conf's [ironic] shard and [DEFAULT] host (lower-cased); absent when it sets no shard. */

@@ -73,7 +73,7 @@ export function orphanWithInstancesFix(node: ComputeNodeRec, instanceUuids: read
 
 /** An unmanaged node that carries a server is not removed: a nova-compute must take it over. */
 export function unmanagedWithInstancesFix(node: ComputeNodeRec, group: string): string {
-  return `serve conductor group "${group}" from a nova-compute ([ironic] partition_key/peer_list, and [nova_reconcile] ironic_partitions), then nova-reconcile compute_node move --node ${node.hypervisorHostname ?? '-'} --to-host HOST`;
+  return `serve conductor group "${group}" from a nova-compute ([ironic] conductor_group/peer_list, and [nova_reconcile] ironic_partitions), then nova-reconcile compute_node move --node ${node.hypervisorHostname ?? '-'} --to-host HOST`;
 }
 
 /**

@@ -145,7 +145,13 @@ export type Change =
       readonly deleted: number;
     }
   | {
-      /** Move an instance's host to its node's new host (instances.host; node is unchanged, as in ironic_compute_node_move). */
+      /**
+       * Move an instance's host to its node's new host (instances.host; node
+       * is unchanged, as in ironic_compute_node_move). With `computeNodeId`
+       * (Nova 28.0.0+), instances.compute_id is set to that row in the same
+       * transaction, as Nova's object layer insists; fromHost = toHost then
+       * only re-links an instance whose compute_id names a retired duplicate.
+       */
       readonly kind: 'move-instance';
       readonly target: DbRef & { readonly db: 'cell' };
       readonly id: number;
@@ -153,6 +159,7 @@ export type Change =
       readonly node: string;
       readonly fromHost: string;
       readonly toHost: string;
+      readonly computeNodeId?: number;
     }
   | {
       /**
@@ -200,6 +207,8 @@ export interface InstanceMove {
   readonly id: number;
   readonly uuid: string;
   readonly fromHost: string;
+  /** Where the schema has instances.compute_id (Nova 28.0.0+): the compute node row it is set to, in the same transaction. */
+  readonly computeNodeId?: number;
 }
 
 export interface PlannedChange {

@@ -9,6 +9,7 @@
 // hypervisor_hostname), or when the row's nova-compute service is gone.
 import type { Snapshot } from './model.js';
 import type { Plan, Refusal, Unit } from './plan.js';
+import { novaKnowsIronicByUuid } from './nova-release.js';
 import { hostKey, indexSnapshot } from './snapshot-index.js';
 
 export const RESTORE_NODE = 'compute_node restore';
@@ -61,7 +62,9 @@ export function planNodeRestore(snapshot: Snapshot, uuid: string): RestorePlan {
           // Nova's soft delete writes deleted = id (§8.1).
           deleted: deleted.id,
         },
-        reason: 'soft-deleted while its node still exists (bug 1839560); nova-compute cannot re-create it (DBDuplicateEntry on compute_nodes_uuid_idx)',
+        reason: novaKnowsIronicByUuid(snapshot.release)
+          ? 'soft-deleted while its node still exists (bug 1839560); nova-compute 27.0.0+ would un-delete it on its next periodic, and this is the same write'
+          : 'soft-deleted while its node still exists (bug 1839560); nova-compute cannot re-create it (DBDuplicateEntry on compute_nodes_uuid_idx)',
       },
     ],
   });

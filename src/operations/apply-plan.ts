@@ -78,6 +78,8 @@ export interface ApplyResult {
  * for the first and then plans from what the first left (nothing twice).
  */
 export async function withApplyLock<T>(deployment: Deployment, lockTimeout: number, fn: () => Promise<T>): Promise<T> {
+  // A database at an alembic head this build does not know is not written (unless --allow-unknown-schema).
+  await deployment.assertWritable();
   return withSessionLock(await deployment.api(), APPLY_LOCK, lockTimeout, fn, { lockDatabase: deployment.config.reconcile.lockDatabase });
 }
 

@@ -3,6 +3,7 @@
 // are not part of the snapshot: they are streamed afterwards, one consumer
 // at a time, and only those on stale provider trees are kept (issue 20:
 // memory that does not grow with the allocations table).
+import type { DeploymentRelease } from '../domain/nova-release.js';
 import type { Deployment } from '../db/deployment.js';
 import { openAudit, type Finding, type FindingKind } from '../domain/audit.js';
 import { checkScopeNames } from '../domain/plan-scope.js';
@@ -27,6 +28,8 @@ export interface AuditResult {
   readonly findings: readonly Finding[];
   readonly cells: readonly CellRec[];
   readonly ironicOrigin: IronicOrigin | undefined;
+  /** What the databases' alembic heads say (audit's JSON shows it). */
+  readonly release: DeploymentRelease;
 }
 
 export async function runAudit(deployment: Deployment, options: AuditRunOptions): Promise<AuditResult> {
@@ -53,5 +56,5 @@ export async function runAudit(deployment: Deployment, options: AuditRunOptions)
     options.progress,
   );
   const findings = audit.finish(kept);
-  return { findings, cells: snapshot.cells, ironicOrigin: snapshot.ironicOrigin };
+  return { findings, cells: snapshot.cells, ironicOrigin: snapshot.ironicOrigin, release: snapshot.release ?? deployment.openedRelease() };
 }

@@ -3,6 +3,7 @@
 // the API database itself, so that the same deployment reached through
 // another Galera node, a VIP or another host name is recognised, and the
 // address the writer used is kept only for messages.
+import { releaseJson } from '../domain/nova-release.js';
 import { resolve } from 'node:path';
 import { listCellAnchors } from '../db/api/cell-mappings.js';
 import type { Deployment } from '../db/deployment.js';
@@ -17,5 +18,6 @@ export async function readDeploymentIdentity(deployment: Deployment): Promise<De
     cells: anchors.map((a) => a.uuid),
     apiDatabase,
     cellsCreatedAt: Object.fromEntries(anchors.map((a) => [a.uuid, a.createdAt])),
+    release: releaseJson(await deployment.release()),
   };
 }

@@ -81,6 +81,7 @@ export async function discoverHosts(deployment: Deployment, options: DiscoverOpt
     mappings = await deployment.cellMappings();
   }
   const api = await deployment.api();
+  if (!options.dryRun) await deployment.assertWritable();
   const lookup = hostMappingLookup(api);
   const cellIdToUuid = new Map(mappings.map((m) => [m.id, m.uuid]));
   const settled = await fanOutInOrder(mappings, options.concurrency, async (cell): Promise<CellDiscovery> => {

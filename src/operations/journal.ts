@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Change, DbRef } from '../domain/plan.js';
 import type { RowImage } from '../db/row-images.js';
+import type { ReleaseJson } from '../domain/nova-release.js';
 import { ReconcileError } from '../errors.js';
 import { describeFileError, makeDirectories, readTextFile } from '../files.js';
 import { utcNowString } from '../db/time.js';
@@ -53,6 +54,8 @@ export interface DeploymentIdentity {
    */
   readonly apiDatabase?: string;
   readonly cellsCreatedAt?: Readonly<Record<string, string | null>>;
+  /** What the databases' alembic heads said when it was written (absent in older journals and plan files). */
+  readonly release?: ReleaseJson;
 }
 
 /**

@@ -212,7 +212,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     if (!noServices) progress(`reading host mappings from the API database (${api.target.display})…`);
     const [hostMappings, parts] = await Promise.all([
       noServices ? [] : readHostMappings(api.knex, pool),
-      readEveryCell(deployment, toRead, (db, cell) => readCell(db, cell, pool, progress, { instances: !laterInstances, services: !noServices })),
+      readEveryCell(deployment, toRead, (db, cell) => readCell(db, cell, pool, progress, { instances: !laterInstances, services: !noServices, computeId: hasComputeId(deployment, db) })),
     ]);
     const placement = await placementRead;
     groundTruth(parts);
@@ -228,7 +228,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     };
   }
   const placement = snapshot.placement;
-  if (scoped === undefined || placementDb === undefined || placement === undefined) return snapshot;
+  if (scoped === undefined || placementDb === undefined || placement === undefined) return withRelease(snapshot);
   // The planner indexes the snapshot again; only placement's rows are new (indexWithPlacementRows).
   const base = indexSnapshot(snapshot);
   const providerIds = scoped.scopeOf(base);
@@ -247,9 +247,14 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     };
   });
   const instances = laterInstances ? await readInstancesOfScope(deployment, toRead, pool, scoped.instanceHostsOf?.(base) ?? [], rows.scope?.consumerUuids ?? new Set(), progress) : undefined;
-  const scopedSnapshot: Snapshot = { ...snapshot, placement: rows, ...instances };
+  const scopedSnapshot: Snapshot = { ...snapshot, placement: rows, ...instances, release: deployment.openedRelease() };
   indexWithPlacementRows(base, scopedSnapshot);
   return scopedSnapshot;
+
+  // The release of the databases read: where releases differ, the planners decide by it.
+  function withRelease(s: Snapshot): Snapshot {
+    return { ...s, release: deployment.openedRelease() };
+  }
 }
 
 /**
@@ -440,7 +445,7 @@ async function readInstancesOfScope(
 ): Promise<Pick<Snapshot, 'instances' | 'instanceScope'>> {
   if (hosts.some((h) => h.host === null || !PLAIN_HOST.test(h.host))) {
     progress('reading the live instances of every cell (a host of the plan is not plain ASCII)…');
-    const parts = await readEveryCell(deployment, cells, (db, cell) => readLiveInstances(db.knex, cell.uuid, pool));
+    const parts = await readEveryCell(deployment, cells, (db, cell) => readLiveInstances(db.knex, cell.uuid, pool, hasComputeId(deployment, db)));
     return { instances: parts.flat() };
   }
   const uuids = [...consumerUuids];
@@ -448,7 +453,7 @@ async function readInstancesOfScope(
   const parts = await readEveryCell(deployment, cells, (db, cell) => {
     const ofCell = hostsOf.get(cell.uuid) ?? scopedHosts([]);
     progress(`reading the live instances of ${ofCell.keys.length} host(s) and ${uuids.length} consumer(s) from cell ${cellLabel(cell)} (${db.target.display})…`);
-    return readScopedInstances(db.knex, db.dialect, cell.uuid, pool, ofCell, uuids);
+    return readScopedInstances(db.knex, db.dialect, cell.uuid, pool, ofCell, uuids, hasComputeId(deployment, db));
   });
   const hostsByCell = new Map([...hostsOf].map(([cellUuid, h]) => [cellUuid, new Set(h.keys)] as const));
   return { instances: parts.flat(), instanceScope: { hostsByCell, uuids: consumerUuids } };
@@ -558,12 +563,18 @@ export function unknownCell(uuid: string): ReconcileError {
  * the planner's scope, later), its services only with `read.services` (else
  * counted, for checkGroundTruth).
  */
-async function readCell(db: Database, cell: CellMapping, pool: StringPool, progress: (line: string) => void, read: { readonly instances: boolean; readonly services: boolean }): Promise<CellPart> {
+async function readCell(
+  db: Database,
+  cell: CellMapping,
+  pool: StringPool,
+  progress: (line: string) => void,
+  read: { readonly instances: boolean; readonly services: boolean; readonly computeId: boolean },
+): Promise<CellPart> {
   progress(`reading cell ${cellLabel(cell)} (${db.target.display})…`);
   const [services, computeNodes, instances, migrations, counts] = await Promise.all([
     read.services ? readServices(db.knex, cell.uuid, pool) : [],
     readComputeNodes(db.knex, cell.uuid, pool),
-    read.instances ? readLiveInstances(db.knex, cell.uuid, pool) : [],
+    read.instances ? readLiveInstances(db.knex, cell.uuid, pool, read.computeId) : [],
     readActiveMigrations(db.knex, cell.uuid),
     read.services ? undefined : countCellRows(db.knex),
   ]);
@@ -602,6 +613,11 @@ export async function streamAllocations(
     if (isReconcileError(err) || err instanceof ConsumerSplit) throw err;
     throw new ReconcileError('connection', `cannot read the ${db.label}: ${describeDriverError(err)}`, { cause: err });
   }
+}
+
+/** Whether the cell's instances have compute_id (Nova 28.0.0+). */
+function hasComputeId(deployment: Deployment, db: Database): boolean {
+  return deployment.schemaOf(db)?.present.get('instances')?.has('compute_id') === true;
 }
 
 function cellFailure(cell: CellMapping, err: unknown): ReconcileError {

@@ -37,6 +37,8 @@ export interface RunPlanOptions {
   readonly batchUnits?: number;
   /** Called just before the apply (under the lock, after the gate): how to watch and interrupt it; `finish` runs whatever the apply's end. */
   readonly watchApply?: (plan: Plan) => ApplyWatch;
+  /** Where opening the deployment reports (an unknown alembic head; --debug: each database's release). */
+  readonly report?: { readonly warn?: (line: string) => void; readonly debug?: (line: string) => void };
 }
 
 export interface ApplyWatch extends Pick<ApplyOptions, 'signal' | 'onJournal' | 'onProgress'> {
@@ -109,7 +111,7 @@ export async function runPlan(config: NovaConfig, buildPlan: (d: Deployment) => 
       }
       return { kind: 'applied', plan, deferred, stale, applied, result: withStale(applied, stale, planIn?.doc) };
     });
-  });
+  }, options.report);
 }
 
 async function gateOf(d: Deployment, full: Plan, options: RunPlanOptions): Promise<Gate> {

@@ -312,6 +312,7 @@ describe('loadConfig: typed values', () => {
       maxApplyUnits: 1000,
       maxApplyFraction: 0.5,
       minIronicFraction: 0.5,
+      allowUnknownSchema: false,
     });
   });
 
@@ -345,6 +346,7 @@ describe('loadConfig: typed values', () => {
       maxApplyUnits: 0,
       maxApplyFraction: 0.25,
       minIronicFraction: 1,
+      allowUnknownSchema: false,
     });
   });
 

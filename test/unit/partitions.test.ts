@@ -176,10 +176,23 @@ describe('partitions and [ironic] from nova.conf', () => {
     expect(c.ironic).toMatchObject({ auth: { type: 'none' }, endpointOverride: 'http://ironic:6385', apiMaxRetries: 60, apiRetryInterval: 2, validInterfaces: ['internal', 'public'] });
   });
 
+  it('reads [ironic] conductor_group (Nova 28.0.0+) as partition_key, the new name winning in a file that sets both (oslo.config deprecated_name)', () => {
+    const both = (first: string, second: string): string => `[ironic]\nauth_type = none\nendpoint_override = http://ironic:6385/\n${first}\n${second}\npeer_list = Compute-A1,compute-a2\n`;
+    const expected = [{ group: 'cg-a', hosts: ['compute-a1', 'compute-a2'] }];
+    expect(load(both('conductor_group = CG-A', '')).reconcile.ironicPartitions).toEqual(expected);
+    expect(load(both('partition_key = CG-A', '')).reconcile.ironicPartitions).toEqual(expected);
+    expect(load(both('conductor_group = CG-A', 'partition_key = other')).reconcile.ironicPartitions).toEqual(expected);
+    expect(load(both('partition_key = other', 'conductor_group = CG-A')).reconcile.ironicPartitions).toEqual(expected);
+    expect(load(both('conductor_group = CG-A', '')).ironic).toMatchObject({ partitionKey: 'CG-A' });
+    // keystoneauth's and Nova's older names of the endpoint and the auth type.
+    expect(load('[ironic]\nauth_plugin = none\napi_endpoint = http://old:6385/\n').ironic).toMatchObject({ auth: { type: 'none' }, endpointOverride: 'http://old:6385' });
+    expect(load('[ironic]\nauth_type = none\napi_endpoint = http://old:6385/\nendpoint_override = http://new:6385/\n').ironic).toMatchObject({ endpointOverride: 'http://new:6385' });
+  });
+
   it('reports a conflict, a partition_key without peer_list, and a bad entry, all at once, to whatever reads them', () => {
     const bad = load('[ironic]\npartition_key = cg-a\n[nova_reconcile]\nironic_partitions = cg-a: x; nope\n');
     for (const read of [() => bad.reconcile.ironicPartitions, () => bad.reconcile.ironicShard, () => bad.ironic]) {
-      expect(read).toThrow(/2 invalid configuration values: .*"nope" is not GROUP: HOST,HOST; \[ironic\] partition_key needs peer_list/);
+      expect(read).toThrow(/2 invalid configuration values: .*"nope" is not GROUP: HOST,HOST; \[ironic\] conductor_group \(partition_key\) needs peer_list/);
     }
     expect(() => load('[ironic]\nauth_type = none\nendpoint_override = http://i:6385\npartition_key = cg-a\npeer_list = h2\n[nova_reconcile]\nironic_partitions = cg-a: h1\n').reconcile.ironicPartitions).toThrow(
       'gives conductor group "cg-a" other hosts than [ironic] peer_list',

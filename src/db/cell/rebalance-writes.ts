@@ -47,7 +47,8 @@ export async function rehomeComputeNode(trx: Knex.Transaction, dialect: Dialect,
   const n = await trx('compute_nodes').update(values).where({ id: expect.id, host: expect.fromHost, deleted: 0 });
   if (n !== 1) throw new CasConflict(`compute node ${expect.uuid ?? expect.id} changed while being re-homed`);
   const images: RowImage[] = [{ table: 'compute_nodes', key: { id: expect.id }, before, after: updatedImage(before, values) }];
-  if (expect.instance !== null && instanceBefore !== undefined) images.push(await writeInstanceHost(trx, instanceBefore, expect.instance.fromHost, expect.toHost, now));
+  if (expect.instance !== null && instanceBefore !== undefined)
+    images.push(await writeInstanceHost(trx, dialect, instanceBefore, expect.instance.fromHost, expect.toHost, expect.instance.computeNodeId, now));
   return images;
 }
 
@@ -57,11 +58,12 @@ export interface MoveInstanceExpect {
   readonly node: string;
   readonly fromHost: string;
   readonly toHost: string;
+  readonly computeNodeId?: number;
 }
 
 export async function moveInstance(trx: Knex.Transaction, dialect: Dialect, expect: MoveInstanceExpect, now: string): Promise<RowImage[]> {
   const before = await lockInstance(trx, dialect, expect);
-  return [await writeInstanceHost(trx, before, expect.fromHost, expect.toHost, now)];
+  return [await writeInstanceHost(trx, dialect, before, expect.fromHost, expect.toHost, expect.computeNodeId, now)];
 }
 
 async function lockInstance(trx: Knex.Transaction, dialect: Dialect, expect: { id: number; uuid: string; node: string; fromHost: string }): Promise<Row> {
@@ -73,9 +75,26 @@ async function lockInstance(trx: Knex.Transaction, dialect: Dialect, expect: { i
   return row;
 }
 
-async function writeInstanceHost(trx: Knex.Transaction, before: Row, fromHost: string, toHost: string, now: string): Promise<RowImage> {
+async function writeInstanceHost(
+  trx: Knex.Transaction,
+  dialect: Dialect,
+  before: Row,
+  fromHost: string,
+  toHost: string,
+  computeNodeId: number | undefined,
+  now: string,
+): Promise<RowImage> {
   const id = Number(before['id']);
-  const values = { host: toHost, updated_at: now };
+  const values: Record<string, string | number> = { host: toHost, updated_at: now };
+  // Nova 28.0.0+ links an instance to its compute node row; a save that changes the node must set it too.
+  if (computeNodeId !== undefined && 'compute_id' in before) {
+    const [node] = await selectForShare(trx, dialect, 'compute_nodes', { id: computeNodeId });
+    // Host names compare as the utf8mb3_general_ci columns do (hostKey).
+    const fold = (h: unknown): string => String(h).replace(/ +$/, '').toLowerCase();
+    if (node === undefined || Number(node['deleted']) !== 0 || fold(node['host']) !== fold(toHost))
+      throw new CasConflict(`compute node ${computeNodeId}, which instance ${String(before['uuid'])} is to be linked to, is gone or not on ${toHost}`);
+    values['compute_id'] = computeNodeId;
+  }
   const n = await trx('instances').update(values).where({ id, host: fromHost, deleted: 0 });
   if (n !== 1) throw new CasConflict(`instance ${String(before['uuid'])} changed while being moved`);
   return { table: 'instances', key: { id }, before, after: updatedImage(before, values) };

@@ -271,13 +271,20 @@ interface InstanceRow {
   readonly node: string | null;
   readonly vm_state: string | null;
   readonly task_state: string | null;
+  /** Nova 28.0.0+ (instances.compute_id); absent from the row on older schemas. */
+  readonly compute_id?: number | null;
 }
 
 const INSTANCE_COLUMNS = ['id', 'uuid', 'host', 'node', 'vm_state', 'task_state'] as const;
 
+/** The columns read of an instance: compute_id too where the schema has it (Nova 28.0.0+). */
+function instanceColumns(computeId: boolean): string[] {
+  return computeId ? [...INSTANCE_COLUMNS, 'compute_id'] : [...INSTANCE_COLUMNS];
+}
+
 /** Live instances (any vm_state: a DB-deleted instance is not vm_state 'soft-delete', §8.1). */
-export async function readLiveInstances(db: Knex, cellUuid: string, pool: StringPool): Promise<InstanceRec[]> {
-  return readTable(db, { table: 'instances', columns: [...INSTANCE_COLUMNS], where: (q) => q.where('deleted', 0) }, (r: InstanceRow) => instanceRecord(r, cellUuid, pool));
+export async function readLiveInstances(db: Knex, cellUuid: string, pool: StringPool, computeId = false): Promise<InstanceRec[]> {
+  return readTable(db, { table: 'instances', columns: instanceColumns(computeId), where: (q) => q.where('deleted', 0) }, (r: InstanceRow) => instanceRecord(r, cellUuid, pool));
 }
 
 /**
@@ -286,12 +293,12 @@ export async function readLiveInstances(db: Knex, cellUuid: string, pool: String
  * by IN lists of at most BATCH_SIZE, in id order as readLiveInstances gives
  * them.
  */
-export async function readScopedInstances(db: Knex, dialect: Dialect, cellUuid: string, pool: StringPool, hosts: ScopedHosts, uuids: readonly string[]): Promise<InstanceRec[]> {
+export async function readScopedInstances(db: Knex, dialect: Dialect, cellUuid: string, pool: StringPool, hosts: ScopedHosts, uuids: readonly string[], computeId = false): Promise<InstanceRec[]> {
   const byId = new Map<number, InstanceRec>();
   const keep = (rows: readonly InstanceRow[]): void => {
     for (const r of rows) if (!byId.has(Number(r.id))) byId.set(Number(r.id), instanceRecord(r, cellUuid, pool));
   };
-  const live = (): Knex.QueryBuilder => db('instances').select(...INSTANCE_COLUMNS).where('deleted', 0);
+  const live = (): Knex.QueryBuilder => db('instances').select(...instanceColumns(computeId)).where('deleted', 0);
   for (const batch of hostBatches(dialect, hosts)) keep((await whereHostIn(live(), dialect, batch)) as InstanceRow[]);
   for (const batch of chunk(uuids)) keep((await live().whereIn('uuid', batch)) as InstanceRow[]);
   return [...byId.values()].sort((a, b) => a.id - b.id);
@@ -307,6 +314,7 @@ function instanceRecord(r: InstanceRow, cellUuid: string, pool: StringPool): Ins
     node: pool.nullable(r.node),
     vmState: pool.nullable(r.vm_state),
     taskState: pool.nullable(r.task_state),
+    ...(r.compute_id === undefined ? {} : { computeId: r.compute_id === null ? null : Number(r.compute_id) }),
   };
 }
 

@@ -1,9 +1,9 @@
 // Cell repair: retire the duplicates, re-home the canonical row, move the instance.
-import type { ServiceRec } from '../model.js';
+import type { ComputeNodeRec, InstanceRec, ServiceRec } from '../model.js';
 import { ringOwner } from '../hash-ring.js';
 import { ANY_GROUP, partitionOfNode, unservedGroup } from '../partitions.js';
 import { hostKey } from '../snapshot-index.js';
-import { OK, byAge, type NodePlan, type Step } from './context.js';
+import { OK, byAge, groupKey, type NodePlan, type Step } from './context.js';
 import { describeHealth, healthOf, isDead, ringOf } from './ring.js';
 
 export function planCell(np: NodePlan): Step {
@@ -17,6 +17,14 @@ export function planCell(np: NodePlan): Step {
     });
   }
   if (duplicates.length > 0) np.notes.push(`retire ${duplicates.length} duplicate compute node(s) (${duplicates.map((d) => `${d.uuid ?? d.id} on ${d.host ?? '-'}`).join(', ')})`);
+  if (canonical.deleted && canonical.uuid !== null) {
+    // Nova 27.0.0+ would un-delete it itself beside the live rows; restored once they are retired, as Nova's compute_node_create restores by uuid.
+    np.changes.push({
+      change: { kind: 'restore-compute-node', target, id: canonical.id, uuid: canonical.uuid, host: canonical.host, hypervisorHostname: canonical.hypervisorHostname, deleted: canonical.id },
+      reason: `Nova 27.0.0+ knows ironic node ${hh} only by this row (its uuid is the node's): it is restored, and the rows with other uuids are retired`,
+    });
+    np.notes.push(`restore compute node ${canonical.uuid} (id ${canonical.id})`);
+  }
 
   const from = canonical.host as string;
   const canonicalHealth = healthOf(ctx, cellUuid, from);
@@ -72,7 +80,7 @@ export function planCell(np: NodePlan): Step {
         return {
           ok: false,
           reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and Ironic puts it in conductor group "${unserved}", which no nova-compute of [nova_reconcile] ironic_partitions serves: no ring owns it`,
-          suggestion: `serve conductor group "${unserved}" (a nova-compute with [ironic] partition_key = ${unserved}, named in ironic_partitions), or move the node back in Ironic; without an instance, compute_node cleanup_orphans removes it`,
+          suggestion: `serve conductor group "${unserved}" (a nova-compute with [ironic] conductor_group = ${unserved}, named in ironic_partitions), or move the node back in Ironic; without an instance, compute_node cleanup_orphans removes it`,
         };
       if (ctx.ringMembers === undefined && partitions !== undefined && partition === undefined)
         return {
@@ -125,7 +133,7 @@ export function planCell(np: NodePlan): Step {
         toHost: finalHost,
         toServiceId: rehomeTo.id,
         forcedDownSourceServiceId: null,
-        instance: together ? { id: moving.id, uuid: moving.uuid, fromHost: moving.host as string } : null,
+        instance: together ? { id: moving.id, uuid: moving.uuid, fromHost: moving.host as string, ...linkTo(moving, canonical.id) } : null,
       },
       reason: !together ? why : `${why}; its instance ${moving.uuid} moves with it, in the same transaction (instances.node is unchanged)`,
     });
@@ -134,10 +142,33 @@ export function planCell(np: NodePlan): Step {
   if (moving !== undefined && !together) {
     const health = healthOf(ctx, cellUuid, moving.host);
     np.changes.push({
-      change: { kind: 'move-instance', target, id: moving.id, uuid: moving.uuid, node: moving.node as string, fromHost: moving.host as string, toHost: finalHost },
+      change: { kind: 'move-instance', target, id: moving.id, uuid: moving.uuid, node: moving.node as string, fromHost: moving.host as string, toHost: finalHost, ...linkTo(moving, canonical.id) },
       reason: `its host ${moving.host ?? '-'} is ${describeHealth(health)}; the instance follows its node's compute node`,
     });
     np.notes.push(`move instance ${moving.uuid} from ${moving.host ?? '-'} to ${finalHost}`);
+  } else if (moving === undefined && instance !== undefined && instance.host !== null && instance.node !== null && linksElsewhere(instance, canonical.id, duplicates, ctx.deletedByNode.get(groupKey(cellUuid, hh)) ?? [])) {
+    // Nova 28.0.0+: the instance stays, but its compute_id names a row this unit retires.
+    np.changes.push({
+      change: { kind: 'move-instance', target, id: instance.id, uuid: instance.uuid, node: instance.node, fromHost: instance.host, toHost: instance.host, computeNodeId: canonical.id },
+      reason: `its compute_id names compute node ${instance.computeId ?? '-'}, a duplicate that is or is being retired; Nova 28.0.0+ links an instance to the row of its node`,
+    });
+    np.notes.push(`link instance ${instance.uuid} to compute node ${canonical.id}`);
   }
   return OK;
+}
+
+/** Where the schema has instances.compute_id (Nova 28.0.0+): set it to the row the instance ends up on. */
+function linkTo(instance: InstanceRec, computeNodeId: number): { computeNodeId?: number } {
+  return instance.computeId === undefined ? {} : { computeNodeId };
+}
+
+/**
+ * The instance's compute_id names another row than the canonical one: a
+ * duplicate this unit retires, or a row already soft-deleted. NULL is left to
+ * Nova (its online data migration and its tracker fill it).
+ */
+function linksElsewhere(instance: InstanceRec, canonicalId: number, duplicates: readonly ComputeNodeRec[], deleted: readonly ComputeNodeRec[]): boolean {
+  const id = instance.computeId;
+  if (id === undefined || id === null || id === canonicalId) return false;
+  return duplicates.some((d) => d.id === id) || deleted.some((d) => d.id === id);
 }

@@ -33,6 +33,7 @@
 // (liveness and Nova's hash ring), placement-repair.ts and cell-repair.ts.
 import type { ComputeNodeRec, InstanceRec, Snapshot } from '../model.js';
 import { isUuid } from '../ironic-nodes.js';
+import { novaKnowsIronicByUuid } from '../nova-release.js';
 import { ironicTruthArgs } from '../orphan-nodes.js';
 import type { Plan, Refusal, Unit } from '../plan.js';
 import { newPlanState, type PlanState } from '../provider-removal.js';
@@ -134,7 +135,9 @@ function planListedNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult 
   if (instance !== undefined && instance.host === null) return refuse(`its instance ${instance.uuid} has no host`);
   if (rows.some((r) => r.host === null)) return refuse('one of its compute nodes has no host, so it cannot be changed with the host guard');
 
-  const canonical = chooseCanonical(ctx, rows, instance);
+  const retired = retiredNodeUuidRow(ctx, rows, cellUuid);
+  if (retired !== undefined && retired.kind === 'refused') return refuse(retired.reason, retired.suggestion);
+  const canonical = retired?.row ?? chooseCanonical(ctx, rows, instance);
   const legacy = checkLegacyDuplicates(ctx, rows, canonical);
   if (!legacy.ok) return refuse(legacy.reason, legacy.suggestion);
   const np: NodePlan = { ctx, cellUuid, hh: canonical.hypervisorHostname as string, rows, canonical, instance, state: cloneState(ctx.state), changes: [], notes: [] };
@@ -159,8 +162,15 @@ function planListedNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult 
   };
 }
 
-/** The row whose provider holds the node's allocations; then the row with the node's instance; then the oldest. */
+/**
+ * On Nova 27.0.0+ the row whose uuid is the ironic node's (Nova's tracker
+ * finds an ironic compute node by that uuid alone, and un-deletes it if it
+ * was soft-deleted). Otherwise, and on Zed: the row whose provider holds the
+ * node's allocations; then the row with the node's instance; then the oldest.
+ */
 function chooseCanonical(ctx: Ctx, rows: readonly ComputeNodeRec[], instance: InstanceRec | undefined): ComputeNodeRec {
+  const byNodeUuid = nodeUuidRow(ctx, rows);
+  if (byNodeUuid !== undefined) return byNodeUuid;
   const holding = rows.find((r) => {
     const rp = r.uuid === null ? undefined : ctx.ix.providerByUuid.get(r.uuid);
     if (rp === undefined) return false;
@@ -184,6 +194,8 @@ function chooseCanonical(ctx: Ctx, rows: readonly ComputeNodeRec[], instance: In
  */
 function checkLegacyDuplicates(ctx: Ctx, rows: readonly ComputeNodeRec[], canonical: ComputeNodeRec): Step {
   if (rows.length < 2 || healthOf(ctx, canonical.cellUuid, canonical.host) !== 'up') return OK;
+  // Nova 27.0.0+ uses the row whose uuid is the node's: that is evidence enough.
+  if (canonical.deleted || canonical === nodeUuidRow(ctx, rows)) return OK;
   const upHosts = new Set(rows.filter((r) => healthOf(ctx, r.cellUuid, r.host) === 'up').map((r) => hostKey(r.host)));
   if (upHosts.size < 2) return OK;
   const hh = canonical.hypervisorHostname as string;
@@ -195,6 +207,40 @@ function checkLegacyDuplicates(ctx: Ctx, rows: readonly ComputeNodeRec[], canoni
     reason: `its compute nodes ${rows.map((r) => `${r.uuid ?? r.id} on ${r.host ?? '-'}`).join(', ')} are all on services that are up, and no resource provider has any of their uuids: nothing tells which row Nova uses`,
     suggestion: `let nova-compute create the provider of the row it uses (its next update_available_resource; if a stale provider holds the name ${hh}: nova-reconcile placement cleanup_providers), then re-run nova-reconcile compute_node rebalance`,
   };
+}
+
+/** On Nova 27.0.0+, the live ironic row whose uuid is its hypervisor_hostname (the ironic node uuid). */
+export function nodeUuidRow(ctx: Ctx, rows: readonly ComputeNodeRec[]): ComputeNodeRec | undefined {
+  if (!novaKnowsIronicByUuid(ctx.s.release)) return undefined;
+  return rows.find((r) => r.hypervisorType === 'ironic' && r.uuid !== null && r.hypervisorHostname !== null && r.uuid.toLowerCase() === r.hypervisorHostname.toLowerCase());
+}
+
+/**
+ * Nova 27.0.0+: no live row has the node's uuid, but a soft-deleted one does
+ * (an earlier repair, or an operator, retired the row Nova uses). Nova's
+ * tracker un-deletes that row on its next periodic, beside the live ones; so
+ * the repair restores it and retires the live rows instead. Its nova-compute
+ * service must be alive, as for compute_node restore.
+ */
+function retiredNodeUuidRow(
+  ctx: Ctx,
+  rows: readonly ComputeNodeRec[],
+  cellUuid: string,
+): { readonly kind: 'restore'; readonly row: ComputeNodeRec } | { readonly kind: 'refused'; readonly reason: string; readonly suggestion?: string } | undefined {
+  if (!novaKnowsIronicByUuid(ctx.s.release) || nodeUuidRow(ctx, rows) !== undefined) return undefined;
+  const hh = (rows[0] as ComputeNodeRec).hypervisorHostname as string;
+  const row = (ctx.deletedByNode.get(groupKey(cellUuid, hh)) ?? [])
+    .filter((d) => d.hypervisorType === 'ironic' && d.uuid !== null && d.uuid.toLowerCase() === hh.toLowerCase())
+    .sort((a, b) => b.id - a.id)[0];
+  if (row === undefined) return undefined;
+  const byId = row.serviceId === null ? undefined : ctx.s.services.find((s) => s.cellUuid === cellUuid && s.id === row.serviceId);
+  if (ctx.ix.liveComputeService.get(cellUuid, row.host) === undefined || byId?.deleted === true)
+    return {
+      kind: 'refused',
+      reason: `the row Nova 27.0.0+ uses for it (uuid ${row.uuid ?? '-'}, id ${row.id}) is soft-deleted and its nova-compute service on ${row.host ?? '-'} is gone, so it cannot be restored in place`,
+      suggestion: `start nova-compute on ${row.host ?? '-'}, or move the node there in Ironic's ring, then re-run`,
+    };
+  return { kind: 'restore', row };
 }
 
 function cloneState(s: PlanState): PlanState {
