@@ -10,10 +10,10 @@
 set -eu
 
 PY="${NRC_NOVA_PYTHON:-/usr/bin/python3}"
-PKGS="python3-nova python3-placement python3-tooz"
+PKGS="python3-nova python3-placement python3-tooz python3-ironicclient"
 
 have_modules() {
-    [ -x "$PY" ] && "$PY" -c 'import nova.cmd.manage, placement.cmd.manage, tooz.hashring' >/dev/null 2>&1
+    [ -x "$PY" ] && "$PY" -c 'import nova.cmd.manage, placement.cmd.manage, tooz.hashring, ironicclient' >/dev/null 2>&1
 }
 
 if have_modules; then
@@ -48,7 +48,7 @@ fi
 
 if ! have_modules; then
     echo "install-real-nova: installed $PKGS but $PY still cannot import nova.cmd.manage, placement.cmd.manage and tooz.hashring." >&2
-    "$PY" -c 'import nova.cmd.manage, placement.cmd.manage, tooz.hashring' >&2 || true
+    "$PY" -c 'import nova.cmd.manage, placement.cmd.manage, tooz.hashring, ironicclient' >&2 || true
     exit 1
 fi
 exit 0

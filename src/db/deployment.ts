@@ -82,7 +82,6 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
         const head: SchemaHead = { db: kind, label: db.label, head: found.head };
         heads.push(head);
         const known = classifyHead(head);
-        options.debug?.(`debug: ${describeDatabaseRelease(known)}`);
         if (!known.known)
           options.warn?.(
             `warning: ${describeDatabaseRelease(known)}; read-only commands run, writes are refused unless ${ALLOW_UNKNOWN_SCHEMA} is given`,
@@ -182,6 +181,8 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
   try {
     return await fn(deployment);
   } finally {
+    // Cells open side by side: the release of each database is told at the end, in a stable order.
+    if (options.debug !== undefined) for (const d of deploymentRelease(heads).databases) options.debug(`debug: ${describeDatabaseRelease(d)}`);
     const settled = await Promise.allSettled(opened);
     await Promise.all(settled.map((s) => (s.status === 'fulfilled' ? closeDatabase(s.value).catch(() => undefined) : undefined)));
   }

@@ -97,8 +97,11 @@ export function classifyHead(h: SchemaHead): DbRelease {
   return k === undefined ? { ...h, known: false, from: null, to: null } : { ...h, known: true, from: k.from, to: k.to };
 }
 
+const DB_ORDER: Readonly<Record<SchemaDb, number>> = { api: 0, cell: 1, placement: 2 };
+
+/** The databases in a stable order (API, the cells by label, placement), whatever order they were opened in. */
 export function deploymentRelease(heads: readonly SchemaHead[]): DeploymentRelease {
-  const databases = heads.map(classifyHead);
+  const databases = [...heads].sort((a, b) => DB_ORDER[a.db] - DB_ORDER[b.db] || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0)).map(classifyHead);
   const range = (db: SchemaDb): { from: number; to: number } | null => {
     const ranged = databases.filter((d) => d.db === db && d.from !== null && d.to !== null);
     if (ranged.length === 0) return null;

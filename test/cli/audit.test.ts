@@ -130,7 +130,7 @@ describeEachDialect('audit on deleted-ironic-node', (dialect) => {
 
   it('the JSON document: findings with kind, cell, summary, objects, suggestion; counts for every kind', async () => {
     const { doc } = await auditJson(d);
-    expect(Object.keys(doc)).toEqual(['schema_version', 'changed', 'findings', 'counts']);
+    expect(Object.keys(doc)).toEqual(['schema_version', 'changed', 'findings', 'counts', 'release']);
     expect(Object.keys(doc.counts)).toEqual([...FINDING_KINDS]);
     expect(doc.counts).toMatchObject({ 'orphan-node-service-deleted': 1, 'suspect-orphan-node': 1, 'stale-allocation': 0 });
     for (const f of doc.findings) {

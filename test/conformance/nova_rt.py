@@ -1,0 +1,314 @@
+# States written by Nova's own code, and Nova's own resource tracker run on
+# them, for the conformance tier (test/conformance/release.ts). The same file
+# runs under every release the tier covers: Zed 26.x on this machine's
+# python3, and the newer Novas inside their Debian chroots.
+#
+# Real: the object layer (Service, ComputeNode, Instance, InstanceMapping
+# create/save), the resource tracker and its update_available_resource
+# periodic, the ironic virt driver, the report client and its scheduler
+# claim, and Placement (its WSGI application in-process over its database,
+# as nova-on-placement.ts does). Faked: only the Ironic API behind the
+# driver's openstacksdk connection (the node list this file is given).
+#
+#   python3 nova_rt.py CONF '{"op": "seed-1714248", ...}'
+#   python3 nova_rt.py CONF '{"op": "periodic", "host": "ironic-2", "times": 2, "nodes": [...]}'
+#
+# Prints one JSON document on stdout: {"ok": bool, "errors": [...],
+# "warnings": [...], ...}.
+import sys
+import json
+
+import nova.cmd  # noqa: F401  (eventlet monkey patching, as nova-manage does first)
+
+conf_path = sys.argv[1]
+request = json.loads(sys.argv[2])
+
+import logging
+from types import SimpleNamespace
+
+from oslo_config import cfg
+from placement import conf as placement_conf, db_api as placement_db, deploy
+import webob
+
+from nova import config, context as nova_context, objects
+from nova import exception
+
+config.parse_args([sys.argv[0]], default_config_files=[conf_path])
+objects.register_all()
+CONF = cfg.CONF
+
+
+class Capture(logging.Handler):
+    def __init__(self):
+        super().__init__(level=logging.WARNING)
+        self.records = []
+
+    def emit(self, record):
+        try:
+            self.records.append({'level': record.levelname, 'logger': record.name, 'message': record.getMessage()})
+        except Exception:  # noqa
+            self.records.append({'level': record.levelname, 'logger': record.name, 'message': str(record.msg)})
+
+
+capture = Capture()
+logging.getLogger().addHandler(capture)
+logging.getLogger().setLevel(logging.INFO)
+info_lines = []
+
+
+class InfoCapture(logging.Handler):
+    def emit(self, record):
+        if record.levelno == logging.INFO and record.name.startswith('nova.compute'):
+            info_lines.append(record.getMessage())
+
+
+logging.getLogger().addHandler(InfoCapture(level=logging.INFO))
+
+# Placement, in-process.
+pconf = cfg.ConfigOpts()
+placement_conf.register_opts(pconf)
+pconf([], project='placement', default_config_files=[conf_path])
+pconf.set_override('auth_strategy', 'noauth2', group='api')
+placement_db.configure(pconf)
+app = deploy.loadapp(pconf)
+
+
+class Response(object):
+    def __init__(self, r):
+        self.status_code = r.status_code
+        self.text = r.text
+        self.headers = r.headers
+        self.content = r.body
+
+    def json(self):
+        return json.loads(self.text)
+
+    @property
+    def ok(self):
+        return self.status_code < 400
+
+    def __bool__(self):
+        return self.ok
+
+
+class Adapter(object):
+    def _call(self, method, url, json_body=None, microversion=None, headers=None):
+        h = {'X-Auth-Token': 'admin', 'Accept': 'application/json'}
+        if headers:
+            h.update(headers)
+        if microversion is not None:
+            h['OpenStack-API-Version'] = 'placement %s' % microversion
+        req = webob.Request.blank(url, method=method, headers=h)
+        if json_body is not None:
+            req.content_type = 'application/json'
+            req.body = json.dumps(json_body).encode('utf-8')
+        return Response(req.get_response(app))
+
+    def get(self, url, microversion=None, **kw):
+        return self._call('GET', url, microversion=microversion, headers=kw.get('headers'))
+
+    def delete(self, url, microversion=None, **kw):
+        return self._call('DELETE', url, microversion=microversion, headers=kw.get('headers'))
+
+    def put(self, url, json=None, microversion=None, **kw):
+        return self._call('PUT', url, json_body=json, microversion=microversion, headers=kw.get('headers'))
+
+    def post(self, url, json=None, microversion=None, **kw):
+        return self._call('POST', url, json_body=json, microversion=microversion, headers=kw.get('headers'))
+
+
+from nova.scheduler.client import report  # noqa: E402
+
+reportclient = report.SchedulerReportClient(adapter=Adapter())
+report.report_client_singleton = lambda: reportclient
+
+
+# The Ironic API behind the driver: openstacksdk's node objects, as the
+# driver reads them (id, instance_id, is_maintenance, ...).
+def make_node(spec):
+    n = SimpleNamespace()
+    n.id = spec['uuid']
+    n.uuid = spec['uuid']
+    n.name = spec.get('name')
+    n.instance_id = spec.get('instance_uuid')
+    n.instance_uuid = spec.get('instance_uuid')
+    n.is_maintenance = False
+    n.maintenance = False
+    n.provision_state = 'active' if spec.get('instance_uuid') else 'available'
+    n.target_provision_state = None
+    n.power_state = 'power on' if spec.get('instance_uuid') else 'power off'
+    n.target_power_state = None
+    n.properties = {'memory_mb': 262144, 'cpus': 32, 'local_gb': 900, 'cpu_arch': 'x86_64', 'capabilities': ''}
+    n.resource_class = spec.get('resource_class', 'baremetal-gold')
+    n.driver = 'ipmi'
+    n.driver_info = {}
+    n.instance_info = {}
+    n.extra = {}
+    n.traits = []
+    n.conductor_group = spec.get('conductor_group', '')
+    n.shard = spec.get('shard')
+    n.fault = None
+    n.last_error = None
+    n.reservation = None
+    n.owner = None
+    n.lessee = None
+    return n
+
+
+class FakeIronic(object):
+    def __init__(self, specs):
+        self.specs = specs
+
+    def nodes(self, **kwargs):
+        out = []
+        for s in self.specs:
+            if kwargs.get('conductor_group') is not None and s.get('conductor_group', '') != kwargs['conductor_group']:
+                continue
+            out.append(make_node(s))
+        return iter(out)
+
+    def get_node(self, node_id, fields=None):
+        for s in self.specs:
+            if s['uuid'] == node_id or s.get('name') == node_id:
+                return make_node(s)
+        from openstack import exceptions as sdk_exc
+        raise sdk_exc.ResourceNotFound('node %s not found' % node_id)
+
+
+def ironic_driver(specs):
+    from nova.virt.ironic import driver as ironic
+    d = ironic.IronicDriver(None)
+    d._ironic_connection = FakeIronic(specs)
+    return d
+
+
+ctx = nova_context.get_admin_context()
+
+
+def service(host, forced_down=False):
+    try:
+        svc = objects.Service.get_by_compute_host(ctx, host)
+    except exception.ComputeHostNotFound:
+        svc = objects.Service(ctx, host=host, binary='nova-compute', topic='compute', report_count=1)
+        svc.create()
+    if forced_down and not svc.forced_down:
+        svc.forced_down = True
+        svc.save()
+    return svc
+
+
+def resource_tracker(host, specs):
+    from nova.compute import resource_tracker as rt_mod
+    CONF.set_override('host', host)
+    drv = ironic_driver(specs)
+    rt = rt_mod.ResourceTracker(host, drv, reportclient=reportclient)
+    if hasattr(rt, 'set_service_ref'):
+        # Nova 28.0.0+: ComputeManager.pre_start_hook does this before any periodic.
+        rt.set_service_ref(objects.Service.get_by_compute_host(ctx, host))
+    return rt, drv
+
+
+def run_periodics(host, specs, times):
+    rt, drv = resource_tracker(host, specs)
+    errors = []
+    seen = []
+    for i in range(times):
+        # As ComputeManager.update_available_resource does for each node the driver lists.
+        nodenames = sorted(drv.get_available_nodes(refresh=True))
+        seen.append(nodenames)
+        for nodename in nodenames:
+            try:
+                rt.update_available_resource(ctx, nodename, startup=(i == 0))
+            except Exception as e:  # noqa
+                errors.append('%s: %s' % (type(e).__name__, e))
+    return errors, seen
+
+
+def compute_node(host, uuid, resources, service_id):
+    """A compute_nodes row through the object layer, its values the driver's, as the tracker copies them."""
+    cn = objects.ComputeNode(ctx)
+    skip = ('id', 'host', 'service_id', 'uuid', 'numa_topology', 'supported_hv_specs', 'pci_device_pools', 'stats')
+    for k, v in resources.items():
+        if k in objects.ComputeNode.fields and k not in skip:
+            try:
+                setattr(cn, k, v)
+            except Exception:  # noqa
+                pass
+    for k, default in (('cpu_info', ''), ('vcpus_used', 0), ('memory_mb_used', 0), ('local_gb_used', 0), ('hypervisor_version', 1)):
+        if not cn.obj_attr_is_set(k) or getattr(cn, k) is None:
+            setattr(cn, k, default)
+    for k in ('cpu_allocation_ratio', 'ram_allocation_ratio', 'disk_allocation_ratio'):
+        setattr(cn, k, 1.0)
+    cn.host = host
+    cn.uuid = uuid
+    cn.service_id = service_id
+    cn.create()
+    return cn
+
+
+def seed_1714248(r):
+    """The seed-1714248 duplicate as a 2023.1+ cloud has it."""
+    legacy, live = r['legacy_host'], r['live_host']
+    node, legacy_uuid, inst = r['node'], r['legacy_uuid'], r['instance']
+    project, user = r['project'], r['user']
+    svc1 = service(legacy)
+    service(live)
+    specs = [{'uuid': node, 'instance_uuid': inst}]
+    drv = ironic_driver(specs)
+    CONF.set_override('host', legacy)
+    resources = drv.get_available_resource(node)
+    # The pre-Rocky row: Nova of that time gave it a random uuid.
+    cn = compute_node(legacy, legacy_uuid, resources, svc1.id)
+    # Its provider, named after the node, with the node's inventory, through the report client.
+    rc = 'CUSTOM_BAREMETAL_GOLD'
+    reportclient._ensure_resource_provider(ctx, legacy_uuid, name=node)
+    reportclient.set_inventory_for_provider(ctx, legacy_uuid, {rc: {'total': 1, 'reserved': 0, 'min_unit': 1, 'max_unit': 1, 'step_size': 1, 'allocation_ratio': 1.0}})
+    reportclient.set_traits_for_provider(ctx, legacy_uuid, ['COMPUTE_NODE'])
+    # The server, booted on it: the scheduler's claim, then the instance and its mapping.
+    claimed = reportclient.claim_resources(ctx, inst, {'allocations': {legacy_uuid: {'resources': {rc: 1}}}}, project, user, allocation_request_version='1.28', consumer_generation=None)
+    if not claimed:
+        raise RuntimeError('the scheduler claim failed')
+    cell = objects.CellMapping.get_by_uuid(ctx, r['cell_uuid'])
+    flavor = objects.Flavor(ctx, flavorid='bm', name='bm.gold', memory_mb=262144, vcpus=32, root_gb=900, ephemeral_gb=0, swap=0,
+                            rxtx_factor=1.0, vcpu_weight=0, disabled=False, is_public=True,
+                            extra_specs={'resources:%s' % rc: '1', 'resources:VCPU': '0', 'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'})
+    instance = objects.Instance(ctx, uuid=inst, project_id=project, user_id=user, host=legacy, node=node, launched_on=legacy,
+                                vm_state='active', power_state=1, flavor=flavor, old_flavor=None, new_flavor=None,
+                                instance_type_id=1, memory_mb=262144, vcpus=32, root_gb=900, ephemeral_gb=0,
+                                image_ref='', system_metadata={}, metadata={}, availability_zone='nova')
+    if 'compute_id' in objects.Instance.fields:
+        instance.compute_id = cn.id
+    instance.create()
+    objects.InstanceMapping(ctx, instance_uuid=inst, cell_mapping=cell, project_id=project, user_id=user, queued_for_delete=False).create()
+    # The live service took the node over: its tracker made the row of the node's uuid (27.0.0+),
+    # and the provider create of that uuid hits the name (409). On Zed the tracker would adopt the
+    # old row instead, so the row is created as 27.0.0+'s tracker creates it.
+    CONF.set_override('host', live)
+    live_resources = drv.get_available_resource(node)
+    cn2 = compute_node(live, node, live_resources, objects.Service.get_by_compute_host(ctx, live).id)
+    # The legacy service is gone for good: forced down.
+    service(legacy, forced_down=True)
+    return {'legacy_id': cn.id, 'live_id': cn2.id}
+
+
+def main():
+    op = request['op']
+    out = {'op': op}
+    try:
+        if op == 'seed-1714248':
+            out.update(seed_1714248(request))
+            out['errors'] = []
+        elif op == 'periodic':
+            out['errors'], out['nodes'] = run_periodics(request['host'], request['nodes'], request.get('times', 2))
+        else:
+            raise RuntimeError('unknown op %s' % op)
+    except Exception as e:  # noqa
+        import traceback
+        out['errors'] = ['%s: %s' % (type(e).__name__, e), traceback.format_exc()]
+    out['warnings'] = [r['message'] for r in capture.records]
+    out['info'] = info_lines
+    out['ok'] = len(out['errors']) == 0 and not any(r['level'] in ('ERROR', 'CRITICAL') for r in capture.records)
+    sys.stdout.write(json.dumps(out) + '\n')
+
+
+main()
