@@ -291,12 +291,28 @@ def seed_1714248(r):
     return {'legacy_id': cn.id, 'live_id': cn2.id}
 
 
+def hosts(r):
+    """Services and compute nodes as nova-compute registers them: r['hosts'] = [{host, nodes: [{uuid, name, type}]}]."""
+    made = []
+    for h in r['hosts']:
+        svc = service(h['host'])
+        for n in h.get('nodes', []):
+            resources = {'hypervisor_hostname': n['name'], 'hypervisor_type': n.get('type', 'QEMU'), 'hypervisor_version': 8002000,
+                         'vcpus': 8, 'memory_mb': 16384, 'local_gb': 100, 'vcpus_used': 0, 'memory_mb_used': 512, 'local_gb_used': 0,
+                         'cpu_info': '{}', 'disk_available_least': 100}
+            made.append(compute_node(h['host'], n['uuid'], resources, svc.id).id)
+    return {'node_ids': made}
+
+
 def main():
     op = request['op']
     out = {'op': op}
     try:
         if op == 'seed-1714248':
             out.update(seed_1714248(request))
+            out['errors'] = []
+        elif op == 'hosts':
+            out.update(hosts(request))
             out['errors'] = []
         elif op == 'periodic':
             out['errors'], out['nodes'] = run_periodics(request['host'], request['nodes'], request.get('times', 2))
