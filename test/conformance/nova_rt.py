@@ -197,19 +197,28 @@ def service(host, forced_down=False):
     return svc
 
 
-def resource_tracker(host, specs):
+def resource_tracker(host, specs, ring=None):
     from nova.compute import resource_tracker as rt_mod
+    from nova.virt.ironic import driver as ironic
     CONF.set_override('host', host)
     drv = ironic_driver(specs)
+    if ring is not None:
+        # The members of this service's hash ring, as [ironic] peer_list names them: which of
+        # several live services takes a node without an instance is not what these cases test.
+        def refresh(ctxt):
+            drv.hash_ring = ironic.hash_ring.HashRing(set(h.lower() for h in ring), partitions=ironic._HASH_RING_PARTITIONS)
+        drv._refresh_hash_ring = refresh
     rt = rt_mod.ResourceTracker(host, drv, reportclient=reportclient)
+    # nova-compute registers its service when it starts, before any periodic.
+    svc = service(host)
     if hasattr(rt, 'set_service_ref'):
         # Nova 28.0.0+: ComputeManager.pre_start_hook does this before any periodic.
-        rt.set_service_ref(objects.Service.get_by_compute_host(ctx, host))
+        rt.set_service_ref(svc)
     return rt, drv
 
 
-def run_periodics(host, specs, times):
-    rt, drv = resource_tracker(host, specs)
+def run_periodics(host, specs, times, ring=None):
+    rt, drv = resource_tracker(host, specs, ring)
     errors = []
     seen = []
     for i in range(times):
@@ -246,6 +255,24 @@ def compute_node(host, uuid, resources, service_id):
     return cn
 
 
+def create_instance(inst, host, node, compute_id, project, user, cell_uuid):
+    """The server on its node, as the compute manager saves it after the build (28.0.0+: with compute_id), and its mapping."""
+    rc = 'CUSTOM_BAREMETAL_GOLD'
+    cell = objects.CellMapping.get_by_uuid(ctx, cell_uuid)
+    flavor = objects.Flavor(ctx, flavorid='bm', name='bm.gold', memory_mb=262144, vcpus=32, root_gb=900, ephemeral_gb=0, swap=0,
+                            rxtx_factor=1.0, vcpu_weight=0, disabled=False, is_public=True,
+                            extra_specs={'resources:%s' % rc: '1', 'resources:VCPU': '0', 'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'})
+    instance = objects.Instance(ctx, uuid=inst, project_id=project, user_id=user, host=host, node=node, launched_on=host,
+                                vm_state='active', power_state=1, flavor=flavor, old_flavor=None, new_flavor=None,
+                                instance_type_id=1, memory_mb=262144, vcpus=32, root_gb=900, ephemeral_gb=0,
+                                image_ref='', system_metadata={}, metadata={}, availability_zone='nova')
+    if 'compute_id' in objects.Instance.fields:
+        instance.compute_id = compute_id
+    instance.create()
+    objects.InstanceMapping(ctx, instance_uuid=inst, cell_mapping=cell, project_id=project, user_id=user, queued_for_delete=False).create()
+    return instance
+
+
 def seed_1714248(r):
     """The seed-1714248 duplicate as a 2023.1+ cloud has it."""
     legacy, live = r['legacy_host'], r['live_host']
@@ -268,18 +295,7 @@ def seed_1714248(r):
     claimed = reportclient.claim_resources(ctx, inst, {'allocations': {legacy_uuid: {'resources': {rc: 1}}}}, project, user, allocation_request_version='1.28', consumer_generation=None)
     if not claimed:
         raise RuntimeError('the scheduler claim failed')
-    cell = objects.CellMapping.get_by_uuid(ctx, r['cell_uuid'])
-    flavor = objects.Flavor(ctx, flavorid='bm', name='bm.gold', memory_mb=262144, vcpus=32, root_gb=900, ephemeral_gb=0, swap=0,
-                            rxtx_factor=1.0, vcpu_weight=0, disabled=False, is_public=True,
-                            extra_specs={'resources:%s' % rc: '1', 'resources:VCPU': '0', 'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'})
-    instance = objects.Instance(ctx, uuid=inst, project_id=project, user_id=user, host=legacy, node=node, launched_on=legacy,
-                                vm_state='active', power_state=1, flavor=flavor, old_flavor=None, new_flavor=None,
-                                instance_type_id=1, memory_mb=262144, vcpus=32, root_gb=900, ephemeral_gb=0,
-                                image_ref='', system_metadata={}, metadata={}, availability_zone='nova')
-    if 'compute_id' in objects.Instance.fields:
-        instance.compute_id = cn.id
-    instance.create()
-    objects.InstanceMapping(ctx, instance_uuid=inst, cell_mapping=cell, project_id=project, user_id=user, queued_for_delete=False).create()
+    create_instance(inst, legacy, node, cn.id, project, user, r['cell_uuid'])
     # The live service took the node over: its tracker made the row of the node's uuid (27.0.0+),
     # and the provider create of that uuid hits the name (409). On Zed the tracker would adopt the
     # old row instead, so the row is created as 27.0.0+'s tracker creates it.
@@ -304,6 +320,26 @@ def hosts(r):
     return {'node_ids': made}
 
 
+def boot(r):
+    """An ironic node taken by the tracker of r['host'] (row and provider), then a server booted on it (claim, instance, mapping)."""
+    host, node = r['host'], r['node']
+    service(host)
+    errors, _ = run_periodics(host, [{'uuid': node}], 1, ring=[host])
+    if errors:
+        return {'errors': errors}
+    inst = r.get('instance')
+    if inst is None:
+        return {'errors': []}
+    cn = objects.ComputeNode.get_by_host_and_nodename(ctx, host, node)
+    rc = 'CUSTOM_BAREMETAL_GOLD'
+    claimed = reportclient.claim_resources(ctx, inst, {'allocations': {cn.uuid: {'resources': {rc: 1}}}}, r['project'], r['user'], allocation_request_version='1.28', consumer_generation=None)
+    if not claimed:
+        return {'errors': ['the scheduler claim failed']}
+    create_instance(inst, host, node, cn.id, r['project'], r['user'], r['cell_uuid'])
+    errors, _ = run_periodics(host, [{'uuid': node, 'instance_uuid': inst}], 1, ring=[host])
+    return {'errors': errors, 'node_id': cn.id}
+
+
 def main():
     op = request['op']
     out = {'op': op}
@@ -315,7 +351,15 @@ def main():
             out.update(hosts(request))
             out['errors'] = []
         elif op == 'periodic':
-            out['errors'], out['nodes'] = run_periodics(request['host'], request['nodes'], request.get('times', 2))
+            out['errors'], out['nodes'] = run_periodics(request['host'], request['nodes'], request.get('times', 2), request.get('ring'))
+        elif op == 'boot':
+            out.update(boot(request))
+        elif op == 'destroy-node':
+            objects.ComputeNode.get_by_uuid(ctx, request['uuid']).destroy()
+            out['errors'] = []
+        elif op == 'force-down':
+            service(request['host'], forced_down=True)
+            out['errors'] = []
         else:
             raise RuntimeError('unknown op %s' % op)
     except Exception as e:  # noqa
