@@ -11,6 +11,10 @@
 // its own instance's allocation back (measured with Placement 8.0.0). Moving
 // that single unit of the node's own single instance onto the node's own
 // provider is allowed, and said so in the plan; nothing else may exceed capacity.
+// Placement 14.0.0 (2025.2) accepts any write that does not worsen an
+// overage (bug 2104040). Its alembic head is 10.0.0's, so which of the two
+// rules the deployed Placement follows cannot be read: the stricter one stays,
+// which refuses more than 14.0.0+ would and never less.
 
 import type { InventoryRec } from './model.js';
 
@@ -49,7 +53,7 @@ export function checkCapacity(inv: InventoryLimits | undefined, req: CapacityReq
       ok: true,
       exception:
         `${where} has total 1 and reserved ${inv.reserved} because the node is in use by this very instance; ` +
-        "Placement's API would refuse the write (capacity 0), the direct write allows exactly this case",
+        "Placement's API before 14.0.0 (2025.2) refuses such a write (capacity 0), and later ones accept it only as no worse an overage; the direct write allows exactly this case",
     };
   return { ok: false, reason: `${req.amount} ${where} would exceed the capacity: ${req.usedByOthers} used by others, capacity ${capacity}` };
 }

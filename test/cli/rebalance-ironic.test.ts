@@ -123,6 +123,25 @@ describeEachDialect('compute_node rebalance with ironic truth', (dialect) => {
     expect(again.code, again.stdout).toBe(0);
   });
 
+  it('[ironic] conductor_group (Nova 28.0.0+) with peer_list re-homes exactly as partition_key, its old name, does; without either the ring is every live service', async () => {
+    const base = readFileSync(d.confPath, 'utf8').replace(/\[nova_reconcile\]\nironic_partitions = [^\n]*\n/, '');
+    const planWith = async (ironicLines: readonly string[]): Promise<unknown> => {
+      writeFileSync(d.confPath, base + ['[ironic]', 'auth_type = none', `endpoint_override = ${fake.url}/baremetal`, 'api_max_retries = 0', ...ironicLines, ''].join('\n'));
+      const r = await rebalance();
+      expect(r.code, r.stderr).toBe(3);
+      return doc(r).units;
+    };
+    const byNewName = await planWith(['conductor_group = cg-b', `peer_list = ${CGB_HOST}`]);
+    const byOldName = await planWith(['partition_key = cg-b', `peer_list = ${CGB_HOST}`]);
+    const bothNewWins = await planWith(['partition_key = cg-x', 'conductor_group = cg-b', `peer_list = ${CGB_HOST}`]);
+    const neither = await planWith([]);
+    expect(byNewName).toEqual(byOldName);
+    expect(bothNewWins).toEqual(byOldName);
+    expect((byNewName as Doc['units']).find((u) => u.id.endsWith(`:${X}`))?.title).toContain(`to ${CGB_HOST}`);
+    // The option is what makes the difference: without it X hashes over every live ironic service.
+    expect(neither).not.toEqual(byNewName);
+  });
+
   it('the same from --ironic-nodes FILE with its Conductor Group column', async () => {
     const file = join(d.dir, 'nodes.json');
     writeFileSync(
