@@ -24,7 +24,8 @@ export const cleanupProvidersCommand: CommandSpec<CleanupProvidersOptions> = {
       "handled: an evacuated instance's leftover share is removed (its consumer generation bumped), an orphaned consumer's allocations are " +
       "deleted (the consumer row with its last allocation), and a live instance's allocations on its own node are refused.",
     'A stale provider that holds the name of a live compute node blocks that node from registering. When no provider has the live node\'s ' +
-      'uuid, the stale provider is re-keyed to it if it holds allocations (everything it holds is kept, generation + 1), or deleted if empty.',
+      'uuid, the stale provider is re-keyed to it (everything it holds is kept, generation + 1): nova-compute finds its provider at once, ' +
+      'where a deleted one would leave the node without a provider until its next periodic, which logs an error before it creates one.',
     "For --cell, a provider belongs to the cell of the soft-deleted compute node of its uuid and of the live node whose name it blocks; a " +
       'provider whose compute node is unknown (archived to the shadow tables) belongs to no cell: --resource_provider or an unscoped run selects it.',
   ],

@@ -4,9 +4,11 @@
 // providers that are not compute-node providers (neutron agents, ...) are
 // never touched. A stale provider that holds a live node's name blocks that
 // node from ever registering (the 409 "Conflicting resource provider name"):
-// when no provider has the live node's uuid, it is re-keyed to that uuid if
-// it holds allocations (keeping inventories, traits, aggregates and
-// allocations), or deleted if it is empty so nova-compute recreates it.
+// when no provider has the live node's uuid, it is re-keyed to that uuid
+// (keeping inventories, traits, aggregates and allocations): nova-compute
+// then finds its provider at once. Deleted, an empty one would leave the node
+// without a provider until nova-compute's next periodic, which logs an error
+// first (it looks for the provider's allocations before it creates it).
 import type { ComputeNodeRec, ProviderRec, Snapshot } from './model.js';
 import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from './model.js';
 import type { Plan, Unit } from './plan.js';
@@ -89,8 +91,7 @@ export function planProviderCleanup(snapshot: Snapshot, scope?: PlanScope): Plan
     const nodes = [deleted, live].filter((n): n is ComputeNodeRec => n !== undefined);
     const about: ScopeSubject = { cells: nodes.map((n) => n.cellUuid), hosts: nodes.map((n) => n.host), nodes, providers: treeUuids(ix, rp) };
     const owner = deleted === undefined ? undefined : { cellUuid: deleted.cellUuid, host: deleted.host, hypervisorHostname: deleted.hypervisorHostname };
-    const holdsAllocations = treeHasAllocations(ix, rp);
-    if (live !== undefined && live.uuid !== null && !ix.providerByUuid.has(live.uuid) && holdsAllocations) {
+    if (live !== undefined && live.uuid !== null && !ix.providerByUuid.has(live.uuid)) {
       const rekey: Unit = {
         id: `rekey-provider:${rp.id}`,
         title: `${subject} holds the name of live compute node ${live.uuid} (${live.host ?? '-'}): re-key it to that uuid`,
@@ -112,7 +113,7 @@ export function planProviderCleanup(snapshot: Snapshot, scope?: PlanScope): Plan
       refused.push({ refusal: { subject, reason: removal.reason, suggestion: removal.suggestion }, subject: about });
       continue;
     }
-    const why = live !== undefined ? `it is empty and blocks compute node ${live.uuid ?? '-'} (${live.host ?? '-'}) from registering` : 'it has no live compute node';
+    const why = live !== undefined ? `it is empty and blocks compute node ${live.uuid ?? '-'} (${live.host ?? '-'}) from registering, and a provider already has that node's uuid` : 'it has no live compute node';
     const footprint = unitFootprint(ix, removal.changes);
     units.push({ unit: { id: `stale-provider:${rp.id}`, title: `stale ${subject}: ${why}`, changes: removal.changes, footprint }, subject: about, keys: footprint });
   }
@@ -124,6 +125,4 @@ function treeUuids(ix: SnapshotIndex, root: ProviderRec): string[] {
   return providerTree(ix, root).map((rp) => rp.uuid);
 }
 
-function treeHasAllocations(ix: SnapshotIndex, root: ProviderRec): boolean {
-  return providerTree(ix, root).some((rp) => (ix.allocationsOnProvider.get(rp.id) ?? []).length > 0);
-}
+

@@ -6,7 +6,10 @@
 // without an error, the allocations intact.
 //   - compute_node restore: a node soft-deleted while it exists (bug 1839560);
 //   - compute_node move: a node of a forced-down service to another;
-//   - compute_node cleanup_orphans: an ironic node gone from Ironic.
+//   - compute_node cleanup_orphans: an ironic node gone from Ironic;
+//   - placement heal_allocations: a server whose allocation was deleted;
+//   - placement cleanup_providers: a deleted legacy row's provider holding
+//     the name of the node's live row, whose provider create gets a 409.
 // The rebalance is newer-nova.test.ts's.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +27,10 @@ const MI = '5b000000-0000-4000-8000-0000000000b1';
 const C1 = '5c000000-0000-4000-8000-0000000000a1';
 const C1I = '5c000000-0000-4000-8000-0000000000b1';
 const C2 = '5c000000-0000-4000-8000-0000000000a2';
+const H = '5d000000-0000-4000-8000-0000000000a1';
+const HI = '5d000000-0000-4000-8000-0000000000b1';
+const P = '5e000000-0000-4000-8000-0000000000a1';
+const PX = '5e000000-0000-4000-8000-0000000000ff';
 
 type Row = RowDataPacket & Record<string, unknown>;
 
@@ -53,6 +60,8 @@ describe.each(releasesToRun().map((r) => [r.name, r] as const))('Nova %s: every 
     await boot('ironic-m1', M, MI);
     await boot('ironic-c', C1, C1I);
     await boot('ironic-c', C2);
+    await boot('ironic-h', H, HI);
+    expect((await d.rt({ op: 'legacy-provider', host: 'ironic-p', node: P, legacy_uuid: PX })).errors).toEqual([]);
     // ironic-m2's nova-compute has started (its service registered) and has no node yet.
     expect((await d.rt({ op: 'hosts', hosts: [{ host: 'ironic-m2', nodes: [] }] })).errors).toEqual([]);
     const discover = await ours(['cell_v2', 'discover_hosts', '--by-service']);
@@ -95,6 +104,8 @@ describe.each(releasesToRun().map((r) => [r.name, r] as const))('Nova %s: every 
       [R, RI],
       [M, MI],
       [C1, C1I],
+      [H, HI],
+      [P, null],
     ].map(([uuid, instance]) => ({ UUID: uuid, Name: null, 'Instance UUID': instance, 'Power State': 'power on', 'Provisioning State': 'active', Maintenance: false }));
     writeFileSync(file, JSON.stringify(listed));
     const applied = await ours(['compute_node', 'cleanup_orphans', '--ironic-nodes', file, '--apply']);
@@ -105,7 +116,29 @@ describe.each(releasesToRun().map((r) => [r.name, r] as const))('Nova %s: every 
     expect(providers.map((p) => p['uuid'])).toEqual([C1]);
     await expectTrackerClean('ironic-c', [{ uuid: C1, instance_uuid: C1I }], [C1]);
     expect(await allocationOf(C1I)).toEqual([`${C1}|${C1}|1`]);
-    const audit = await ours(['audit', '--ironic-nodes', file]);
+    const audit = await ours(['audit', '--ironic-nodes', file, '--host', 'ironic-c']);
     expect(audit.code, audit.stdout).toBe(0);
+  });
+
+  it('placement heal_allocations: a server whose allocation was deleted gets it back; its tracker runs clean', async () => {
+    expect((await d.rt({ op: 'drop-allocation', instance: HI })).errors).toEqual([]);
+    expect(await allocationOf(HI)).toEqual([]);
+    const healed = await ours(['placement', 'heal_allocations', '--instance', HI]);
+    expect(healed.code, healed.stderr + healed.stdout).toBe(0);
+    expect(await allocationOf(HI)).toEqual([`${H}|${H}|1`]);
+    await expectTrackerClean('ironic-h', [{ uuid: H, instance_uuid: HI }], [H]);
+    expect(await allocationOf(HI)).toEqual([`${H}|${H}|1`]);
+  });
+
+  it("placement cleanup_providers: the deleted legacy row's provider that holds the name is re-keyed to the live row; its tracker, failing before, runs clean", async () => {
+    // nova-compute on ironic-p took the node: its row, and a provider create that hits the name.
+    const before = await d.rt({ op: 'periodic', host: 'ironic-p', times: 1, nodes: [{ uuid: P }], ring: ['ironic-p'] });
+    expect(before['nodes']).toEqual([[P]]);
+    expect(before.ok).toBe(false);
+    const applied = await ours(['placement', 'cleanup_providers', '--apply']);
+    expect(applied.code, applied.stderr + applied.stdout).toBe(4);
+    await expectTrackerClean('ironic-p', [{ uuid: P }], [P]);
+    const providers = await d.query<Row>('placement', 'SELECT uuid, name FROM resource_providers WHERE name = ?', [P]);
+    expect(providers.map((p) => [p['uuid'], p['name']])).toEqual([[P, P]]);
   });
 });

@@ -340,6 +340,22 @@ def boot(r):
     return {'errors': errors, 'node_id': cn.id}
 
 
+def legacy_provider(r):
+    """A pre-Rocky row of the node (random uuid) and its provider named after the node, then the row deleted the way
+    Nova deletes a compute node (ComputeNode.destroy) while its provider stays behind."""
+    host, node, legacy_uuid = r['host'], r['node'], r['legacy_uuid']
+    svc = service(host)
+    CONF.set_override('host', host)
+    resources = ironic_driver([{'uuid': node}]).get_available_resource(node)
+    cn = compute_node(host, legacy_uuid, resources, svc.id)
+    rc = 'CUSTOM_BAREMETAL_GOLD'
+    reportclient._ensure_resource_provider(ctx, legacy_uuid, name=node)
+    reportclient.set_inventory_for_provider(ctx, legacy_uuid, {rc: {'total': 1, 'reserved': 0, 'min_unit': 1, 'max_unit': 1, 'step_size': 1, 'allocation_ratio': 1.0}})
+    reportclient.set_traits_for_provider(ctx, legacy_uuid, ['COMPUTE_NODE'])
+    cn.destroy()
+    return {'errors': []}
+
+
 def main():
     op = request['op']
     out = {'op': op}
@@ -357,6 +373,11 @@ def main():
         elif op == 'destroy-node':
             objects.ComputeNode.get_by_uuid(ctx, request['uuid']).destroy()
             out['errors'] = []
+        elif op == 'drop-allocation':
+            reportclient.delete_allocation_for_instance(ctx, request['instance'], force=True)
+            out['errors'] = []
+        elif op == 'legacy-provider':
+            out.update(legacy_provider(request))
         elif op == 'force-down':
             service(request['host'], forced_down=True)
             out['errors'] = []

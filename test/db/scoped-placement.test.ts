@@ -370,7 +370,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
       expect(scoped.nodeScope).toBe('no-services');
       const plan = planProviderCleanup(scoped);
       expect(plan).toEqual(planProviderCleanup(whole));
-      expect(plan.units.find((u) => u.id === `stale-provider:${blocker}`)?.title).toMatch(/blocks compute node /);
+      expect(plan.units.find((u) => u.id === `rekey-provider:${blocker}`)?.title).toMatch(/holds the name of live compute node /);
     }
   });
 

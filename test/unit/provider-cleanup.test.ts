@@ -30,10 +30,19 @@ describe('planProviderCleanup: which providers are stale', () => {
     expect(plan.refused).toEqual([]);
   });
 
-  it('a stale provider whose name blocks a live node from registering, and that is empty, is deleted and says why', () => {
+  it('an empty stale provider whose name blocks a live node without a provider is re-keyed to its uuid, so nova-compute finds it at once', () => {
     const cn = node('compute-1', 'compute-1.example');
     const blocker = provider(u('blocker'), 'compute-1.example');
     const plan = planProviderCleanup(snapshot({ services: [service('compute-1')], computeNodes: [cn], providers: [blocker] }));
+    expect(changesOf(plan)).toEqual([{ kind: 'rekey-provider', target: { db: 'placement' }, providerId: blocker.id, fromUuid: blocker.uuid, toUuid: cn.uuid, generation: blocker.generation }]);
+    expect(plan.units[0]?.title).toContain(`holds the name of live compute node ${cn.uuid ?? '-'}`);
+  });
+
+  it('an empty one whose name blocks a live node that has a provider of its own uuid (another name) is deleted and says why', () => {
+    const cn = node('compute-1', 'compute-1.example');
+    const own = provider(cn.uuid as string, 'compute-1.renamed');
+    const blocker = provider(u('blocker-3'), 'compute-1.example');
+    const plan = planProviderCleanup(snapshot({ services: [service('compute-1')], computeNodes: [cn], providers: [own, blocker] }));
     expect(changesOf(plan).map((c) => c.kind)).toEqual(['delete-provider']);
     expect(plan.units[0]?.title).toContain(`blocks compute node ${cn.uuid ?? '-'}`);
   });
