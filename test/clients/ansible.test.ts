@@ -147,6 +147,22 @@ print(json.dumps(m.ARGUMENT_SPEC))`, join(CONTRIB, 'ansible/plugins/modules/nova
       expect(await state(d)).toEqual(before);
     });
 
+    it('check mode with expect and wait makes one pass: hosts it would map count, one not registered yet is a warning', async () => {
+      const expectPlay = join(tmp.dir, 'collection-play', 'expect.yml');
+      writeFileSync(
+        expectPlay,
+        playbook([`- name: Map the new computes\n  ${FQCN}:\n    command: cell_v2 discover_hosts\n    by_service: true\n    expect: [compute-1, compute-5, compute-not-yet]\n    wait: 600\n`], {}, { config_file: d.confPath }),
+      );
+      const started = Date.now();
+      const r = ansible('ansible-playbook', ['-i', 'localhost,', '-c', 'local', expectPlay, '--check']);
+      expect(Date.now() - started).toBeLessThan(60_000);
+      expect(recap(r)).toMatchObject({ ok: 1, changed: 1, failed: 0 });
+      const warnings = r.stderr.replace(/\s+/g, ' ');
+      expect(warnings).toContain('[WARNING]: expected hosts not registered yet (a real run waits for them): compute-not-yet');
+      expect(warnings).not.toContain('compute-1');
+      expect(await state(d)).toEqual(before);
+    });
+
     it('a run over a circuit-breaker limit fails with the tool\'s message and applies nothing', async () => {
       const r = ansible('ansible-playbook', ['-i', 'localhost,', '-c', 'local', breakerPlay]);
       expect(r.code).toBe(2);

@@ -20,7 +20,9 @@ description:
   - Check mode is native. It runs the dry run (C(--dry-run), or a plan command without C(--apply)),
     which writes nothing, and C(changed) is the dry run's C(would_change).
   - Exit codes map to C(failed) as the nova-reconcile README documents them, so a task needs no C(failed_when).
-    C(cell_v2 discover_hosts) fails on any code but 0.
+    C(cell_v2 discover_hosts) fails on any code but 0. In check mode it makes one pass, without I(wait);
+    an expected host that the run would map counts as mapped, and one that has not registered yet is a
+    warning, not a failure (the real run waits for it).
     A plan command (C(compute_node cleanup_orphans), C(placement cleanup_providers), C(compute_node rebalance),
     C(compute_node move), C(compute_node restore), C(cell_v2 prune_host_mappings)) is ok on 0 (nothing to do)
     and changed on 4 (applied); 3 with C(--apply) (a circuit breaker tripped, or every unit was refused or
@@ -296,9 +298,14 @@ def build_command(module, binary, kind, options):
     if p['config_dir']:
         args += ['--config-dir', p['config_dir']]
     args += p['command'].split(' ')
+    check = module.check_mode
     for name in options:
         value = p[name]
         if name == 'delete' or value is None or value is False or value == []:
+            continue
+        # A dry run maps nothing, so waiting for the expected hosts could only time out
+        # (nova-reconcile refuses --dry-run with --wait): check mode makes one pass.
+        if check and kind == 'discover' and name in ('wait', 'interval'):
             continue
         flag, how = FLAGS[name]
         if how == 'flag':
@@ -310,7 +317,6 @@ def build_command(module, binary, kind, options):
                 args += [flag, item]
         else:
             args += [flag, str(value)]
-    check = module.check_mode
     if kind in ('discover', 'heal') and check:
         args.append('--dry-run')
     elif kind == 'plan' and not check:
@@ -371,6 +377,15 @@ def judge(module, kind, rc, doc, stderr):
     would = bool(doc.get('would_change')) if check else bool(doc.get('changed'))
     if kind == 'discover':
         if rc == 0:
+            return would, False, None, []
+        if check and rc == 1 and 'missing' in doc and not doc.get('error'):
+            # The dry run counts a host it would map as missing; the real run maps it.
+            created = set(c.get('host') for c in doc.get('created') or [])
+            if module.params['strict'] and not created:
+                return False, True, '--strict: no new host would be mapped', []
+            pending = [h for h in doc['missing'] if h not in created]
+            if pending:
+                return would, False, None, ['expected hosts not registered yet (a real run waits for them): ' + ', '.join(pending)]
             return would, False, None, []
         return False, True, error_message(doc, stderr, rc), []
     if kind == 'read':
