@@ -3,15 +3,16 @@
 // units are verified with /usr/bin/nova-reconcile (where `npm install -g`
 // puts it) read as the checkout's bin/nova-reconcile, and with MANPATH
 // holding the checkout's man page.
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { assertBuilt, runBin } from '../helpers/cli.js';
 import { BIN_DIR, CONTRIB, describeWithTools, REPO, runClient, scratch } from './clients.js';
 
 const UNITS_DIR = join(CONTRIB, 'systemd');
 const INSTALLED = '/usr/bin/nova-reconcile';
 
-describeWithTools(['systemd-analyze', 'man'], 'systemd (systemd-analyze verify)', () => {
+describeWithTools(['systemd-analyze', 'man', 'setsid'], 'systemd (systemd-analyze verify)', () => {
   let tmp: ReturnType<typeof scratch>;
   let env: Record<string, string>;
 
@@ -62,5 +63,31 @@ describeWithTools(['systemd-analyze', 'man'], 'systemd (systemd-analyze verify)'
     const audit = readFileSync(join(UNITS_DIR, 'nova-reconcile-audit.service'), 'utf8');
     expect(audit).toMatch(/^SuccessExitStatus=3$/m);
     expect(readFileSync(join(UNITS_DIR, 'nova-reconcile-discover-hosts.service'), 'utf8')).not.toContain('SuccessExitStatus');
+  });
+
+  it.each([
+    ['nova-reconcile-audit.service', 'deleted-ironic-node', 3],
+    ['nova-reconcile-discover-hosts.service', 'libvirt', 0],
+  ] as const)('%s: its ExecStart runs against a %s sandbox as systemd runs it (no shell, no terminal) and exits %i, a success for the unit', async (name, scenario, code) => {
+    assertBuilt();
+    const dir = join(tmp.dir, `sandbox-${scenario}`);
+    expect((await runBin(['sandbox', 'create', dir, '--scenario', scenario])).code).toBe(0);
+    const unit = readFileSync(join(UNITS_DIR, name), 'utf8');
+    const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? '';
+    const metrics = join(tmp.dir, `${scenario}.prom`);
+    const argv = execStart
+      .split(/\s+/)
+      .map((a) => (a === INSTALLED ? join(BIN_DIR, 'nova-reconcile') : a === '/etc/nova/nova.conf' ? join(dir, 'nova.conf') : a === '/var/lib/node_exporter/textfile_collector/nova_reconcile.prom' ? metrics : a));
+    expect(argv.filter((a) => /^\/(etc|var|usr)\//.test(a))).toEqual([]);
+    const r = runClient('setsid', ['-w', ...argv], { env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin` } });
+    expect(r.code).toBe(code);
+    const success = [0, ...(/^SuccessExitStatus=(.*)$/m.exec(unit)?.[1] ?? '').split(/\s+/).filter(Boolean).map(Number)];
+    expect(success).toContain(r.code);
+    if (name.includes('audit')) {
+      expect(readFileSync(metrics, 'utf8')).toMatch(/^nova_reconcile_audit_success 1$/m);
+    } else {
+      expect(r.stdout).toContain('Creating host mapping for service compute-1');
+      expect(existsSync(metrics)).toBe(false);
+    }
   });
 });
