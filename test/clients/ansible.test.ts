@@ -22,11 +22,18 @@ async function state(d: TestDeployment): Promise<{ mapped: string[]; liveOrphans
   return { mapped, liveOrphans: rows.map((r) => r.uuid) };
 }
 
-/** A cloud with unmapped hosts (the libvirt scenario's five) and two orphans (deleted-ironic-node's). */
-async function brokenCloud(prefix: string): Promise<TestDeployment> {
+/**
+ * A cloud with unmapped hosts (the libvirt scenario's five) and two orphans
+ * (deleted-ironic-node's), and a folder `dir` for its plays holding the
+ * ironic node list (nodes.json) that `openstack baremetal node list` would give.
+ */
+async function brokenCloud(prefix: string, dir: string): Promise<{ d: TestDeployment; nodesJson: string }> {
+  mkdirSync(dir);
+  const nodesJson = join(dir, 'nodes.json');
+  writeFileSync(nodesJson, deletedIronicNodeIronicList());
   const d = await createTestDeployment('mysql', 'deleted-ironic-node', prefix);
   await libvirtScenario.populate(d.dbs);
-  return d;
+  return { d, nodesJson };
 }
 
 /** PLAY RECAP counts for localhost. */
@@ -113,20 +120,20 @@ print(json.dumps(m.ARGUMENT_SPEC))`, join(CONTRIB, 'ansible/plugins/modules/nova
     let before: Awaited<ReturnType<typeof state>>;
 
     beforeAll(async () => {
-      d = await brokenCloud('ansmod');
       const dir = join(tmp.dir, 'collection-play');
-      mkdirSync(dir);
-      writeFileSync(join(dir, 'nodes.json'), deletedIronicNodeIronicList());
+      const cloud = await brokenCloud('ansmod', dir);
+      d = cloud.d;
+      const nodesJson = cloud.nodesJson;
       // The README's collection tasks, verbatim, with the deployment's nova.conf as config_file.
       const tasks = readmeTasks().filter((t) => t.includes(`${FQCN}:`));
       expect(tasks).toHaveLength(2);
       play = join(dir, 'play.yml');
-      writeFileSync(play, playbook(tasks, { ironic_nodes_json: join(dir, 'nodes.json') }, { config_file: d.confPath }));
+      writeFileSync(play, playbook(tasks, { ironic_nodes_json: nodesJson }, { config_file: d.confPath }));
       breakerPlay = join(dir, 'breaker.yml');
       writeFileSync(
         breakerPlay,
         playbook(
-          [`- name: Clean up orphan compute nodes, at most 1 unit\n  ${FQCN}:\n    command: compute_node cleanup_orphans\n    ironic_nodes: ${join(dir, 'nodes.json')}\n    max_apply_units: 1\n`],
+          [`- name: Clean up orphan compute nodes, at most 1 unit\n  ${FQCN}:\n    command: compute_node cleanup_orphans\n    ironic_nodes: ${nodesJson}\n    max_apply_units: 1\n`],
           {},
           { config_file: d.confPath },
         ),
@@ -196,14 +203,14 @@ print(json.dumps(m.ARGUMENT_SPEC))`, join(CONTRIB, 'ansible/plugins/modules/nova
     let before: Awaited<ReturnType<typeof state>>;
 
     beforeAll(async () => {
-      d = await brokenCloud('ansraw');
       const dir = join(tmp.dir, 'raw-play');
-      mkdirSync(dir);
-      writeFileSync(join(dir, 'nodes.json'), deletedIronicNodeIronicList());
+      const cloud = await brokenCloud('ansraw', dir);
+      d = cloud.d;
+      const nodesJson = cloud.nodesJson;
       const tasks = readmeTasks().filter((t) => /^\s+command: >/m.test(t));
       expect(tasks).toHaveLength(3);
       play = join(dir, 'play.yml');
-      writeFileSync(play, playbook(tasks, { ironic_nodes_json: join(dir, 'nodes.json') }));
+      writeFileSync(play, playbook(tasks, { ironic_nodes_json: nodesJson }));
       // The compute group of the README's --expect task: the cloud's hosts. No config_file: the
       // tasks find nova.conf as nova-manage does, here in ~/.nova/.
       inventory = join(dir, 'inventory.ini');
