@@ -196,6 +196,44 @@ print(json.dumps(m.ARGUMENT_SPEC))`, join(CONTRIB, 'ansible/plugins/modules/nova
     });
   });
 
+  describeMysql('read-only commands and errors, on MariaDB', () => {
+    let d: TestDeployment;
+    let play: string;
+
+    beforeAll(async () => {
+      const dir = join(tmp.dir, 'read-play');
+      d = (await brokenCloud('ansread', dir)).d;
+      play = join(dir, 'play.yml');
+      const task = (name: string, body: string) => `- name: ${name}\n  ${FQCN}:\n${body}  register: ${name}\n  ignore_errors: true\n`;
+      writeFileSync(
+        play,
+        playbook(
+          [
+            task('audit', `    command: audit\n    config_file: ${d.confPath}\n`),
+            task('list_hosts', `    command: cell_v2 list_hosts\n    config_file: ${d.confPath}\n`),
+            task('misplaced', `    command: audit\n    by_service: true\n    config_file: ${d.confPath}\n`),
+            task('no_conf', `    command: cell_v2 discover_hosts\n    config_file: ${join(dir, 'missing.conf')}\n`),
+            `- ansible.builtin.debug:\n    msg: "RESULTS {{ {'audit': [audit.rc, audit.changed, audit.failed, audit.document.counts | length > 0], 'list_hosts': [list_hosts.rc, list_hosts.changed, list_hosts.failed], 'misplaced': [misplaced.failed, misplaced.msg], 'no_conf': [no_conf.rc, no_conf.failed, no_conf.msg]} | to_json }} END"\n`,
+          ],
+          {},
+        ),
+      );
+    }, 120_000);
+    afterAll(async () => d?.cleanup());
+
+    it('audit with findings (exit 3) is ok and never changed; a wrong option or a missing nova.conf fails with one line', () => {
+      const r = ansible('ansible-playbook', ['-i', 'localhost,', '-c', 'local', play]);
+      expect(recap(r)).toMatchObject({ changed: 0, failed: 0, ignored: 2 });
+      const json = /RESULTS (.*) END/.exec(r.stdout)?.[1] ?? '';
+      expect(JSON.parse(json.replace(/\\"/g, '"'))).toEqual({
+        audit: [3, false, false, true],
+        list_hosts: [0, false, false],
+        misplaced: [true, 'audit does not take: by_service'],
+        no_conf: [1, true, `config file ${join(tmp.dir, 'read-play', 'missing.conf')} not found (check the --config-file paths)`],
+      });
+    });
+  });
+
   describeMysql("the README's command: tasks, verbatim, on MariaDB", () => {
     let d: TestDeployment;
     let play: string;
