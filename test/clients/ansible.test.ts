@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { libvirtScenario, LIBVIRT_HOSTS } from '../../src/sandbox/scenarios/libvirt.js';
 import { DELETED_IRONIC_NODE, deletedIronicNodeIronicList } from '../../src/sandbox/scenarios/deleted-ironic-node.js';
-import { assertBuilt } from '../helpers/cli.js';
+import { assertBuilt, runBin } from '../helpers/cli.js';
 import { describeMysql } from '../helpers/mysql.js';
 import { createTestDeployment, hostMappings, type TestDeployment } from '../helpers/test-deployment.js';
 import { automationSection, CLIENT_PATH, CONTRIB, describeWithTools, fencedBlocks, runClient, scratch, type Run } from './clients.js';
@@ -231,6 +231,24 @@ print(json.dumps(m.ARGUMENT_SPEC))`, join(CONTRIB, 'ansible/plugins/modules/nova
         misplaced: [true, 'audit does not take: by_service'],
         no_conf: [1, true, `config file ${join(tmp.dir, 'read-play', 'missing.conf')} not found (check the --config-file paths)`],
       });
+    });
+
+    it('plan_in: check mode plans afresh (nova-reconcile takes --plan-in only with --apply), the real run applies the reviewed plan', async () => {
+      const dir = join(tmp.dir, 'read-play');
+      const planFile = join(dir, 'plan.json');
+      const reviewed = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--ironic-nodes', join(dir, 'nodes.json'), '--plan-out', planFile]);
+      expect(reviewed.code).toBe(3);
+      const planPlay = join(dir, 'plan-in.yml');
+      writeFileSync(
+        planPlay,
+        playbook([`- name: Apply the reviewed plan\n  ${FQCN}:\n    command: compute_node cleanup_orphans\n    ironic_nodes: ${join(dir, 'nodes.json')}\n    plan_in: ${planFile}\n`], {}, { config_file: d.confPath }),
+      );
+      const check = ansible('ansible-playbook', ['-i', 'localhost,', '-c', 'local', planPlay, '--check']);
+      expect(recap(check)).toMatchObject({ changed: 1, failed: 0 });
+      expect((await state(d)).liveOrphans).toEqual([...ORPHANS].sort());
+      const real = ansible('ansible-playbook', ['-i', 'localhost,', '-c', 'local', planPlay]);
+      expect(recap(real)).toMatchObject({ changed: 1, failed: 0 });
+      expect((await state(d)).liveOrphans).toEqual([]);
     });
   });
 

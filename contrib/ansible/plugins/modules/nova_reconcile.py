@@ -153,7 +153,9 @@ options:
     type: bool
     default: false
   plan_in:
-    description: C(--plan-in), apply exactly this reviewed plan file.
+    description:
+      - C(--plan-in), apply exactly this reviewed plan file.
+      - In check mode it is not given (nova-reconcile takes it only with C(--apply)), so the dry run plans afresh.
     type: path
   journal:
     description: C(--journal), write the journal of applied changes here.
@@ -306,6 +308,9 @@ def build_command(module, binary, kind, options):
         # A dry run maps nothing, so waiting for the expected hosts could only time out
         # (nova-reconcile refuses --dry-run with --wait): check mode makes one pass.
         if check and kind == 'discover' and name in ('wait', 'interval'):
+            continue
+        # --plan-in only goes with --apply: check mode plans afresh.
+        if check and name == 'plan_in':
             continue
         flag, how = FLAGS[name]
         if how == 'flag':
