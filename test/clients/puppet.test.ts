@@ -11,6 +11,25 @@ import { createTestDeployment, hostMappings, type TestDeployment } from '../help
 import { BIN_DIR, CLIENT_PATH, CONTRIB, describeWithTools, runClient, scratch, type Run } from './clients.js';
 
 describeWithTools(['puppet'], 'Puppet (puppet apply)', () => {
+  it('puppet parser validate passes on the class and on the example that declares it, and fails on a broken manifest', () => {
+    const tmp = scratch('puppet-parser');
+    try {
+      const validate = (path: string) =>
+        runClient('puppet', ['parser', 'validate', '--color=false', '--vardir', join(tmp.dir, 'var'), '--confdir', join(tmp.dir, 'etc'), '--codedir', join(tmp.dir, 'code'), '--publicdir', join(tmp.dir, 'public'), '--ssldir', join(tmp.dir, 'ssl'), path], {
+          env: { PATH: CLIENT_PATH, HOME: tmp.dir, LANG: 'C.UTF-8' },
+        });
+      for (const path of ['nova_reconcile/manifests/discover_hosts.pp', 'nova_reconcile/examples/init.pp']) {
+        const r = validate(join(CONTRIB, 'puppet', path));
+        expect({ path, code: r.code, stderr: r.stderr.split('\n').filter((l) => l !== '' && !l.includes('Facter:')) }).toEqual({ path, code: 0, stderr: [] });
+      }
+      const broken = join(tmp.dir, 'broken.pp');
+      writeFileSync(broken, "class { 'nova_reconcile::discover_hosts':\n  config_file => '/etc/nova/nova.conf'\n  path => [],\n}\n");
+      expect(validate(broken).code).not.toBe(0);
+    } finally {
+      tmp.remove();
+    }
+  });
+
   describeMysql('contrib/puppet/nova_reconcile, on MariaDB', () => {
     let tmp: ReturnType<typeof scratch>;
     let d: TestDeployment;
