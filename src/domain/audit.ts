@@ -13,6 +13,7 @@ import { isServiceUp, parseNaiveUtc } from './liveness.js';
 import { ironicTruthArgs, orphanReason, orphanWithInstancesFix, unmanagedGroupOf, unmanagedWithInstancesFix } from './orphan-nodes.js';
 import { allocationChecks, type AllocationChecks } from './audit-allocations.js';
 import { findDeletedNodesWithProvider } from './audit-placement.js';
+import { comesBack } from './returning-node.js';
 import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-providers.js';
 import { hostKey, indexSnapshot, instancesOn, providerTree, serviceKey, withAllocations, type SnapshotIndex } from './snapshot-index.js';
 import { compareText, groupBy, pushTo, shellWord } from './text-and-maps.js';
@@ -430,7 +431,7 @@ function findStaleProviders(a: Audit): void {
         : isTraitlessComputeProvider(a.ix, rp)
           ? 'it has no COMPUTE_NODE trait (made before Train, bug 1661258) but only compute-node inventory, and no compute node in any cell has its uuid or name'
           : 'it carries COMPUTE_NODE but no compute node has its uuid';
-    const returning = deleted !== undefined && comesBack(a, deleted);
+    const returning = deleted !== undefined && comesBack(a.ix, deleted);
     add(a, {
       kind: 'provider-without-node',
       ...cellOf(deleted?.cellUuid),
@@ -448,22 +449,6 @@ function findStaleProviders(a: Audit): void {
     });
     findStaleAllocations(a, rp, deleted, tree, returning);
   }
-}
-
-/**
- * A soft-deleted ironic compute node that Nova brings back under the same
- * uuid (the ironic node uuid): its ironic node is not known to be gone, no
- * live row has taken its name, and a nova-compute service of its cell is
- * alive. ComputeNode.create then restores the deleted row (bug 1839560,
- * §5.3/§5.4) and reuses this provider; deleting the provider would lose its
- * allocations and traits for nothing.
- */
-function comesBack(a: Audit, deleted: ComputeNodeRec): boolean {
-  const hh = deleted.hypervisorHostname;
-  if (deleted.hypervisorType !== 'ironic' || hh === null || deleted.uuid === null || deleted.uuid.toLowerCase() !== hh.toLowerCase()) return false;
-  if (a.ix.ironicNodeUuids !== undefined && !a.ix.ironicNodeUuids.has(hh.toLowerCase())) return false;
-  if ((a.ix.liveNodesByHypervisorHostname.get(hh.toLowerCase()) ?? []).some((n) => n.cellUuid === deleted.cellUuid)) return false;
-  return liveComputeServices(a.s).some((svc) => svc.cellUuid === deleted.cellUuid);
 }
 
 function keepForReturningNode(deleted: ComputeNodeRec): string {
