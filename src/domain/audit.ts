@@ -14,6 +14,7 @@ import { ironicTruthArgs, orphanReason, orphanWithInstancesFix, unmanagedGroupOf
 import { allocationChecks, type AllocationChecks } from './audit-allocations.js';
 import { findDeletedNodesWithProvider } from './audit-placement.js';
 import { comesBack } from './returning-node.js';
+import { duplicateRowFacts, liveInstanceFacts } from './audit-facts.js';
 import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-providers.js';
 import { hostKey, indexSnapshot, instancesOn, providerTree, serviceKey, withAllocations, type SnapshotIndex } from './snapshot-index.js';
 import { compareText, groupBy, pushTo, shellWord } from './text-and-maps.js';
@@ -60,7 +61,7 @@ interface Audit {
  * `finish` once, with the allocations `consumer` asked to keep.
  */
 export interface StreamedAudit {
-  /** True when the allocations must be passed to finish (they touch a stale provider tree). */
+  /** True when the allocations must be passed to finish (they touch a stale provider tree, or a duplicate node's). */
   consumer(consumerUuid: string, allocations: readonly AllocationRec[]): boolean;
   finish(kept: readonly AllocationRec[]): Finding[];
 }
@@ -374,14 +375,16 @@ function findDuplicateNodes(a: Audit): void {
       if (nodes.length < 2) continue;
       const sorted = [...nodes].sort((x, y) => x.id - y.id);
       const first = sorted[0] as ComputeNodeRec;
+      const facts = duplicateRowFacts(a.ix, sorted);
       add(a, {
         kind: 'duplicate-compute-node',
         cellUuid: first.cellUuid,
-        summary: `${sorted.length} live compute nodes claim ${first.hypervisorHostname ?? '-'} (hosts ${sorted.map((n) => n.host ?? '-').join(', ')})`,
+        summary: `${sorted.length} live compute nodes claim ${first.hypervisorHostname ?? '-'} (hosts ${sorted.map((n) => n.host ?? '-').join(', ')})${facts.summary}`,
         objects: {
           hypervisor_hostname: first.hypervisorHostname,
           node_uuids: sorted.map((n) => n.uuid ?? `id ${n.id}`),
           hosts: sorted.map((n) => n.host ?? '-'),
+          ...facts.objects,
         },
         suggestion: 'nova-reconcile compute_node rebalance',
       });
@@ -601,11 +604,12 @@ function findNodesOfDeadServices(a: Audit): void {
     if (isServiceUp(svc, a.s.takenAt, a.s.serviceDownTime)) continue;
     const state = svc.forcedDown ? 'forced down' : `down (last heartbeat ${svc.lastSeenUp ?? 'never'})`;
     const ironic = n.hypervisorType === 'ironic';
+    const keep = liveInstanceFacts(instancesOfNode(a, n));
     add(a, {
       kind: 'node-of-dead-service',
       cellUuid: n.cellUuid,
-      summary: `${nodeLabel(n)} belongs to a nova-compute service that is ${state}`,
-      objects: { ...nodeObjects(n), service_id: svc.id, forced_down: svc.forcedDown, service_last_seen_up: svc.lastSeenUp, instances: instancesOfNode(a, n).length },
+      summary: `${nodeLabel(n)} belongs to a nova-compute service that is ${state}${keep.summary}`,
+      objects: { ...nodeObjects(n), service_id: svc.id, forced_down: svc.forcedDown, service_last_seen_up: svc.lastSeenUp, instances: instancesOfNode(a, n).length, ...keep.objects },
       suggestion: ironic
         ? 'nova-reconcile compute_node rebalance --include-down'
         : `start nova-compute on ${n.host ?? '-'}; if the host is gone for good: openstack compute service delete ${svc.uuid ?? svc.id}`,
