@@ -133,18 +133,18 @@ export async function runExpect(ctx: CommandContext, o: DiscoverRunOptions & { r
   const merged = mergeDiscoverPasses(result.passes);
   for (const w of new Set(result.passes.flatMap(renderDiscoverWarnings))) ctx.stderr.write(w + '\n');
   const failure = firstFailure(merged);
-  if (json)
-    printJson(ctx, { ...renderDiscoverJson(merged), expected: expect, mapped: result.mapped, missing: result.missing, waited_s: result.waitedSeconds, passes: result.passes.length });
+  // 1 when an expected host is still unmapped, or --strict and nothing was created.
+  const unmet = result.missing.length > 0 || (o.strict && !merged.cells.some((c) => c.kind === 'discovered' && c.created.length > 0));
+  if (json) {
+    // `ok` is false whenever the run exits non-zero, not only when a cell failed.
+    printJson(ctx, { ...renderDiscoverJson(merged), ok: failure === undefined && !unmet, expected: expect, mapped: result.mapped, missing: result.missing, waited_s: result.waitedSeconds, passes: result.passes.length });
+  }
   if (failure !== undefined) {
     if (json) return 255;
     throw failure.error;
   }
-  if (result.missing.length > 0) {
-    ctx.stderr.write(`ERROR: ${result.missing.length} expected host(s) not mapped after ${result.waitedSeconds} s: ${result.missing.join(', ')}\n`);
-    return 1;
-  }
-  if (o.strict) return merged.cells.some((c) => c.kind === 'discovered' && c.created.length > 0) ? 0 : 1;
-  return 0;
+  if (result.missing.length > 0) ctx.stderr.write(`ERROR: ${result.missing.length} expected host(s) not mapped after ${result.waitedSeconds} s: ${result.missing.join(', ')}\n`);
+  return unmet ? 1 : 0;
 }
 
 /** --expect's hosts and the --expect-file's, once each. */

@@ -2,12 +2,13 @@
 import type { CommandSpec } from '../cli/spec.js';
 import { planProviderCleanup, providerCleanupPlacementScope } from '../domain/stale-providers.js';
 import { SCOPE_CELL, SCOPE_RESOURCE_PROVIDER } from '../cli/scope.js';
-import { readSnapshot } from '../operations/read-snapshot.js';
+import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
 import { resolveScope, type ScopeArguments } from '../operations/scope.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 import { scopeArguments } from './scope-arguments.js';
 
 interface CleanupProvidersOptions {
+  readonly ironic: IronicOptions;
   readonly scope: ScopeArguments;
   readonly run: PlanRunOptions;
 }
@@ -26,10 +27,14 @@ export const cleanupProvidersCommand: CommandSpec<CleanupProvidersOptions> = {
     'A stale provider that holds the name of a live compute node blocks that node from registering. When no provider has the live node\'s ' +
       'uuid, the stale provider is re-keyed to it (everything it holds is kept, generation + 1): nova-compute finds its provider at once, ' +
       'where a deleted one would leave the node without a provider until its next periodic, which logs an error before it creates one.',
+    'The provider of a soft-deleted ironic compute node that comes back is kept, and the plan says why (refused, with `compute_node restore` ' +
+      'as the fix): its ironic node exists, or may (no ironic node list: the Ironic API from nova.conf [ironic], or --ironic-nodes), no live ' +
+      'node of its cell has its name, and its cell has a live nova-compute service, so nova-compute restores the row under the same uuid ' +
+      '(bug 1839560) and needs the provider with its inventory and traits. `audit` judges it the same way.',
     "For --cell, a provider belongs to the cell of the soft-deleted compute node of its uuid and of the live node whose name it blocks; a " +
       'provider whose compute node is unknown (archived to the shadow tables) belongs to no cell: --resource_provider or an unscoped run selects it.',
   ],
-  options: [SCOPE_CELL, SCOPE_RESOURCE_PROVIDER, MAX_COUNT_OPTION, ...APPLY_OPTIONS],
+  options: [SCOPE_CELL, SCOPE_RESOURCE_PROVIDER, ...IRONIC_OPTIONS, MAX_COUNT_OPTION, ...APPLY_OPTIONS],
   exitCodes: PLAN_EXIT_CODES,
   examples: [
     'nova-reconcile placement cleanup_providers',
@@ -37,16 +42,25 @@ export const cleanupProvidersCommand: CommandSpec<CleanupProvidersOptions> = {
     'nova-reconcile placement cleanup_providers --cell cell1 --max-count 20 --apply --format json',
   ],
   parse(raw) {
+    const ironic = parseIronicOptions(raw);
     const scope = scopeArguments(raw);
-    return { scope, run: parsePlanRun(raw) };
+    return { ironic, scope, run: parsePlanRun(raw) };
   },
-  async run(ctx, { scope, run }) {
-    return runPlanCommand(ctx, run, async (d) => {
-      // Placement's rows only for the stale providers' trees, instances only of their consumers, no service or host mapping (ScopedPlacement);
-      // of the nodes and providers only what may be stale, unless --resource_provider must name any provider.
-      const nodes = scope.providers === undefined ? 'stale-provider-candidates' : 'no-services';
-      const snapshot = await readSnapshot(d, { placement: { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes } });
-      return planProviderCleanup(snapshot, resolveScope(snapshot, scope));
-    });
+  async run(ctx, { ironic, scope, run }) {
+    const source = await readIronicOptions(ctx, ironic);
+    // Placement's rows only for the stale providers' trees, instances only of their consumers, no service or host mapping (ScopedPlacement);
+    // of the nodes and providers only what may be stale, unless --resource_provider must name any provider, or an ironic node list
+    // must be checked against every live ironic node (min_ironic_fraction).
+    const nodes = scope.providers === undefined && source === undefined ? 'stale-provider-candidates' : 'no-services';
+    const reader = ironicSnapshotReader(ctx, source, { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes });
+    return runPlanCommand(
+      ctx,
+      run,
+      async (d) => {
+        const snapshot = await reader.read(d);
+        return planProviderCleanup(snapshot, resolveScope(snapshot, scope));
+      },
+      { jsonExtras: reader.jsonExtras },
+    );
   },
 };

@@ -16,6 +16,13 @@
 // A holder renews every RENEW_EVERY_MS; a holder that dies (SIGKILL, its node
 // gone) stops renewing and its lease expires LEASE_SECONDS after its last
 // renewal, after which the next run takes it over. Release deletes the row.
+//
+// A waiting run watches the holder's renewal count. When lock_timeout runs
+// out and the holder has not renewed for two renewal periods, it is taken
+// for dead and the wait extends to its lease's expiry (by the database's
+// clock), once: a re-run started right after a crash then takes the lease
+// over instead of failing on a dead run's lease (issue 40 item 5). A holder
+// that renews is alive, and the run fails at lock_timeout, saying so.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -47,7 +54,20 @@ interface Holder {
   readonly owner: string;
   readonly holder: string;
   readonly expiresIn: number;
+  readonly renewals: number;
 }
+
+/** What a waiting run saw of the holder: the same owner and renewal count since `since` (ms). */
+interface Watch {
+  owner: string;
+  renewals: number;
+  since: number;
+  /** Whether it was seen to renew during the wait. */
+  renewed: boolean;
+}
+
+/** How the wait ended, for the message (leaseHeld). */
+type WaitVerdict = { readonly kind: 'alive' } | { readonly kind: 'unknown' } | { readonly kind: 'outwaited'; readonly deadHolder: string };
 
 export async function withLeaseLock<T>(knex: Knex, options: LeaseOptions, fn: () => Promise<T>): Promise<T> {
   const table = qualified(options.database);
@@ -57,7 +77,7 @@ export async function withLeaseLock<T>(knex: Knex, options: LeaseOptions, fn: ()
   const owner = randomUUID();
   // Names the holder in a waiting run's message; the random part tells two runs of one host apart.
   const who = `${hostname()} run ${owner.slice(0, 8)}`.slice(0, 255);
-  await acquire(knex, table, options, owner, who, leaseSeconds);
+  await acquire(knex, table, options, owner, who, leaseSeconds, renewEveryMs);
 
   let lost: string | undefined;
   let lastRenewed = Date.now();
@@ -92,8 +112,10 @@ export async function withLeaseLock<T>(knex: Knex, options: LeaseOptions, fn: ()
   return result;
 }
 
-async function acquire(knex: Knex, table: string, options: LeaseOptions, owner: string, who: string, leaseSeconds: number): Promise<void> {
-  const deadline = Date.now() + options.timeoutSec * 1000;
+async function acquire(knex: Knex, table: string, options: LeaseOptions, owner: string, who: string, leaseSeconds: number, renewEveryMs: number): Promise<void> {
+  let deadline = Date.now() + options.timeoutSec * 1000;
+  let watch: Watch | undefined;
+  let outwaited: string | undefined;
   for (;;) {
     try {
       const inserted = await knex.raw(
@@ -110,9 +132,24 @@ async function acquire(knex: Knex, table: string, options: LeaseOptions, owner: 
       // Certification failed: another run took the row through another node at the same moment.
       if (!isDeadlockError(err)) throw err;
     }
-    const left = deadline - Date.now();
-    if (left <= 0) throw leaseHeld(options, table, await currentHolder(knex, table, options.name));
-    await sleep(Math.min(POLL_MS, left));
+    const holder = await currentHolder(knex, table, options.name);
+    const now = Date.now();
+    if (holder !== undefined) {
+      if (watch === undefined || watch.owner !== holder.owner) watch = { owner: holder.owner, renewals: holder.renewals, since: now, renewed: false };
+      else if (watch.renewals !== holder.renewals) watch = { ...watch, renewals: holder.renewals, since: now, renewed: true };
+    }
+    if (deadline - now <= 0) {
+      // A holder silent for two renewal periods has stopped renewing (killed): wait for its lease to expire, once.
+      const silent = holder !== undefined && watch !== undefined && now - watch.since >= 2 * renewEveryMs;
+      if (silent && outwaited === undefined) {
+        outwaited = holder.holder;
+        deadline = now + (holder.expiresIn + 1) * 1000;
+        continue;
+      }
+      const verdict: WaitVerdict = outwaited !== undefined ? { kind: 'outwaited', deadHolder: outwaited } : watch?.renewed === true ? { kind: 'alive' } : { kind: 'unknown' };
+      throw leaseHeld(options, table, holder, verdict);
+    }
+    await sleep(Math.min(POLL_MS, deadline - now));
   }
 }
 
@@ -130,19 +167,24 @@ async function release(knex: Knex, table: string, name: string, owner: string): 
 
 async function currentHolder(knex: Knex, table: string, name: string): Promise<Holder | undefined> {
   try {
-    const res = await knex.raw(`SELECT owner, holder, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), expires_at) AS expires_in FROM ${table} WHERE name = ?`, [name]);
+    const res = await knex.raw(`SELECT owner, holder, renewals, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), expires_at) AS expires_in FROM ${table} WHERE name = ?`, [name]);
     const row = rowsOf(res)[0];
     if (row === undefined) return undefined;
-    return { owner: String(row['owner']), holder: String(row['holder']), expiresIn: Math.max(0, Number(row['expires_in'])) };
+    return { owner: String(row['owner']), holder: String(row['holder']), expiresIn: Math.max(0, Number(row['expires_in'])), renewals: Number(row['renewals']) };
   } catch {
     return undefined;
   }
 }
 
-function leaseHeld(options: LeaseOptions, table: string, holder: Holder | undefined): ReconcileError {
-  const by = holder === undefined ? '' : `, held by ${holder.holder}, lease expires in ${holder.expiresIn} s unless renewed`;
-  return new ReconcileError('lock', `another run holds the lock "${options.name}" (a lease in ${table}${by}; waited ${options.timeoutSec} s); safe to retry`, {
-    hint: `wait for the other run to finish, or raise [nova_reconcile] lock_timeout; a run that died leaves a lease that expires within ${LEASE_SECONDS} s`,
+function leaseHeld(options: LeaseOptions, table: string, holder: Holder | undefined, verdict: WaitVerdict): ReconcileError {
+  const alive = verdict.kind === 'alive' ? ', which is renewing it' : '';
+  const by = holder === undefined ? '' : `, held by ${holder.holder}${alive}, lease expires in ${holder.expiresIn} s unless renewed`;
+  const waited =
+    verdict.kind === 'outwaited'
+      ? `waited ${options.timeoutSec} s, then until the lease of ${verdict.deadHolder}, which had stopped renewing it, expired`
+      : `waited ${options.timeoutSec} s`;
+  return new ReconcileError('lock', `another run holds the lock "${options.name}" (a lease in ${table}${by}; ${waited}); safe to retry`, {
+    hint: `wait for the other run to finish, or raise [nova_reconcile] lock_timeout; a run that died leaves a lease that expires within ${LEASE_SECONDS} s, and a run waits for it once the holder has stopped renewing`,
     tag: 'lock-held',
   });
 }

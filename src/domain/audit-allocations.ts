@@ -22,6 +22,7 @@ import type { Finding } from './finding.js';
 import type { AllocationRec, ComputeNodeRec, InstanceRec } from './model.js';
 import { FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
 import { NOVA_RESOURCE_CLASSES } from './placement-audit.js';
+import { duplicateRowProviderIds } from './audit-facts.js';
 import { isStaleComputeProvider } from './stale-providers.js';
 import { CellHostMap, hostKey, type SnapshotIndex } from './snapshot-index.js';
 import { compareText, pushTo } from './text-and-maps.js';
@@ -30,7 +31,7 @@ export interface AllocationChecks {
   /**
    * Check one consumer's allocations (every one of them, in one call). True
    * when the provider checks need them afterwards: they touch a stale
-   * provider tree. A consumer that comes a second time is refused
+   * provider tree, or a duplicate compute node's. A consumer that comes a second time is refused
    * ('implausible'): its findings would be judged on part of its allocations.
    */
   consumer(consumerUuid: string, allocations: readonly AllocationRec[]): boolean;
@@ -68,6 +69,8 @@ export function allocationChecks(ix: SnapshotIndex, report: (finding: Finding) =
   for (const i of s.instances) if (ix.instanceByUuid.get(i.uuid) !== i) pushTo(otherCopies, i.uuid, i);
   const staleRoots = new Set<number>();
   for (const rp of s.placement?.providers ?? []) if (isStaleComputeProvider(ix, rp)) staleRoots.add(rp.id);
+  // The duplicate rows' provider trees: their findings name the row whose provider holds allocations (audit-facts.ts).
+  const duplicateProviders = duplicateRowProviderIds(ix);
   // The root a provider's tree is judged by (itself when its root row is missing).
   const rootOf = (providerId: number): number | undefined => {
     const rp = ix.providerById.get(providerId);
@@ -101,7 +104,7 @@ export function allocationChecks(ix: SnapshotIndex, report: (finding: Finding) =
       }
       return allocations.some((x) => {
         const root = rootOf(x.providerId);
-        return root !== undefined && staleRoots.has(root);
+        return (root !== undefined && staleRoots.has(root)) || duplicateProviders.has(x.providerId);
       });
     },
     instancesWithoutAllocation() {

@@ -14,6 +14,8 @@ import { ironicTruthArgs, orphanReason, orphanWithInstancesFix, unmanagedGroupOf
 import { allocationChecks, type AllocationChecks } from './audit-allocations.js';
 import { findDeletedNodesWithProvider } from './audit-placement.js';
 import { findNewerNovaProblems } from './audit-newer-nova.js';
+import { comesBack } from './returning-node.js';
+import { duplicateRowFacts, liveInstanceFacts } from './audit-facts.js';
 import { isStaleComputeProvider, isTraitlessComputeProvider } from './stale-providers.js';
 import { hostKey, indexSnapshot, instancesOn, providerTree, serviceKey, withAllocations, type SnapshotIndex } from './snapshot-index.js';
 import { compareText, groupBy, pushTo, shellWord } from './text-and-maps.js';
@@ -60,7 +62,7 @@ interface Audit {
  * `finish` once, with the allocations `consumer` asked to keep.
  */
 export interface StreamedAudit {
-  /** True when the allocations must be passed to finish (they touch a stale provider tree). */
+  /** True when the allocations must be passed to finish (they touch a stale provider tree, or a duplicate node's). */
   consumer(consumerUuid: string, allocations: readonly AllocationRec[]): boolean;
   finish(kept: readonly AllocationRec[]): Finding[];
 }
@@ -377,14 +379,16 @@ function findDuplicateNodes(a: Audit): void {
       if (nodes.length < 2) continue;
       const sorted = [...nodes].sort((x, y) => x.id - y.id);
       const first = sorted[0] as ComputeNodeRec;
+      const facts = duplicateRowFacts(a.ix, sorted);
       add(a, {
         kind: 'duplicate-compute-node',
         cellUuid: first.cellUuid,
-        summary: `${sorted.length} live compute nodes claim ${first.hypervisorHostname ?? '-'} (hosts ${sorted.map((n) => n.host ?? '-').join(', ')})`,
+        summary: `${sorted.length} live compute nodes claim ${first.hypervisorHostname ?? '-'} (hosts ${sorted.map((n) => n.host ?? '-').join(', ')})${facts.summary}`,
         objects: {
           hypervisor_hostname: first.hypervisorHostname,
           node_uuids: sorted.map((n) => n.uuid ?? `id ${n.id}`),
           hosts: sorted.map((n) => n.host ?? '-'),
+          ...facts.objects,
         },
         suggestion: 'nova-reconcile compute_node rebalance',
       });
@@ -434,7 +438,7 @@ function findStaleProviders(a: Audit): void {
         : isTraitlessComputeProvider(a.ix, rp)
           ? 'it has no COMPUTE_NODE trait (made before Train, bug 1661258) but only compute-node inventory, and no compute node in any cell has its uuid or name'
           : 'it carries COMPUTE_NODE but no compute node has its uuid';
-    const returning = deleted !== undefined && comesBack(a, deleted);
+    const returning = deleted !== undefined && comesBack(a.ix, deleted);
     add(a, {
       kind: 'provider-without-node',
       ...cellOf(deleted?.cellUuid),
@@ -452,22 +456,6 @@ function findStaleProviders(a: Audit): void {
     });
     findStaleAllocations(a, rp, deleted, tree, returning);
   }
-}
-
-/**
- * A soft-deleted ironic compute node that Nova brings back under the same
- * uuid (the ironic node uuid): its ironic node is not known to be gone, no
- * live row has taken its name, and a nova-compute service of its cell is
- * alive. ComputeNode.create then restores the deleted row (bug 1839560,
- * §5.3/§5.4) and reuses this provider; deleting the provider would lose its
- * allocations and traits for nothing.
- */
-function comesBack(a: Audit, deleted: ComputeNodeRec): boolean {
-  const hh = deleted.hypervisorHostname;
-  if (deleted.hypervisorType !== 'ironic' || hh === null || deleted.uuid === null || deleted.uuid.toLowerCase() !== hh.toLowerCase()) return false;
-  if (a.ix.ironicNodeUuids !== undefined && !a.ix.ironicNodeUuids.has(hh.toLowerCase())) return false;
-  if ((a.ix.liveNodesByHypervisorHostname.get(hh.toLowerCase()) ?? []).some((n) => n.cellUuid === deleted.cellUuid)) return false;
-  return liveComputeServices(a.s).some((svc) => svc.cellUuid === deleted.cellUuid);
 }
 
 function keepForReturningNode(deleted: ComputeNodeRec): string {
@@ -620,11 +608,12 @@ function findNodesOfDeadServices(a: Audit): void {
     if (isServiceUp(svc, a.s.takenAt, a.s.serviceDownTime)) continue;
     const state = svc.forcedDown ? 'forced down' : `down (last heartbeat ${svc.lastSeenUp ?? 'never'})`;
     const ironic = n.hypervisorType === 'ironic';
+    const keep = liveInstanceFacts(instancesOfNode(a, n));
     add(a, {
       kind: 'node-of-dead-service',
       cellUuid: n.cellUuid,
-      summary: `${nodeLabel(n)} belongs to a nova-compute service that is ${state}`,
-      objects: { ...nodeObjects(n), service_id: svc.id, forced_down: svc.forcedDown, service_last_seen_up: svc.lastSeenUp, instances: instancesOfNode(a, n).length },
+      summary: `${nodeLabel(n)} belongs to a nova-compute service that is ${state}${keep.summary}`,
+      objects: { ...nodeObjects(n), service_id: svc.id, forced_down: svc.forcedDown, service_last_seen_up: svc.lastSeenUp, instances: instancesOfNode(a, n).length, ...keep.objects },
       suggestion: ironic
         ? 'nova-reconcile compute_node rebalance --include-down'
         : `start nova-compute on ${n.host ?? '-'}; if the host is gone for good: openstack compute service delete ${svc.uuid ?? svc.id}`,

@@ -171,6 +171,13 @@ export interface Snapshot {
   readonly scopeNames?: ScopeNames;
   /** With nodeScope 'stale-provider-candidates': what was read of every compute node. */
   readonly nodeKeys?: NodeKeys;
+  /**
+   * With nodeScope 'no-services' or 'stale-provider-candidates' (no service
+   * read): the cells that have a live nova-compute service (counted), which
+   * the judgement of a soft-deleted node that comes back needs
+   * (returning-node.ts).
+   */
+  readonly computeServiceCells?: readonly string[];
   /** Active migrations only. */
   readonly migrations: readonly MigrationRec[];
   /** Undefined when placement was not read (commands that do not need it). */

@@ -13,6 +13,8 @@ import type { Change, Plan, Unit } from './plan.js';
 export interface StaleUnit {
   readonly unit: Unit;
   readonly reason: string;
+  /** Planning now has nothing for it and refuses none of its objects: what changed is for the caller to find in the rows (withWhatChanged). */
+  readonly nothingToDo?: true;
 }
 
 export interface ReviewedPlan {
@@ -33,10 +35,25 @@ export function matchReviewed(reviewed: Plan, current: Plan): ReviewedPlan {
     const now = byId.get(unit.id);
     const reason = now === undefined ? goneReason(unit, current) : differenceReason(unit, now);
     if (reason === undefined) keep.push(unit);
-    else stale.push({ unit, reason: `changed since the plan was reviewed: ${reason}` });
+    else stale.push({ unit, reason: changedSinceReview(reason), ...(reason === NOTHING_TO_DO ? { nothingToDo: true as const } : {}) });
   }
   return { plan: { ...reviewed, units: keep }, stale, notReviewed: current.units.filter((u) => !reviewedIds.has(u.id)).length };
 }
+
+/**
+ * A unit planning no longer has, with what changed in its rows as the apply's
+ * ownership guard words it (e.g. "ownership changed: compute node U is now
+ * on host host_b, not host_a"), when something did.
+ */
+export function withWhatChanged(stale: StaleUnit, changed: string | undefined): StaleUnit {
+  return changed === undefined ? stale : { unit: stale.unit, reason: changedSinceReview(changed) };
+}
+
+function changedSinceReview(reason: string): string {
+  return `changed since the plan was reviewed: ${reason}`;
+}
+
+const NOTHING_TO_DO = 'planning now finds nothing to do for it (fixed meanwhile, or its rows changed)';
 
 /** Undefined when the unit's changes are the same, expected values included. */
 function differenceReason(reviewed: Unit, now: Unit): string | undefined {
@@ -58,7 +75,7 @@ function goneReason(unit: Unit, current: Plan): string {
   const uuids = new Set(JSON.stringify(unit.changes).match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi) ?? []);
   const refusal = current.refused.find((r) => [...uuids].some((u) => r.subject.toLowerCase().includes(u.toLowerCase())));
   if (refusal !== undefined) return `it is refused now: ${refusal.subject}: ${refusal.reason}`;
-  return 'planning now finds nothing to do for it (fixed meanwhile, or its rows changed)';
+  return NOTHING_TO_DO;
 }
 
 function differingFields(a: Change, b: Change): Array<{ name: string; was: string; now: string }> {

@@ -36,6 +36,8 @@ export interface SnapshotIndex {
   /** Live nova-compute services by cell and host. */
   readonly liveComputeService: CellHostMap<ServiceRec>;
   readonly deletedComputeService: CellHostMap<ServiceRec>;
+  /** The cells with a live nova-compute service (with a host). */
+  readonly computeServiceCells: ReadonlySet<string>;
   readonly instanceByUuid: ReadonlyMap<string, InstanceRec>;
   /** Live instances by cell and node name (instancesOn matches the host too). */
   readonly instancesOnNode: CellHostMap<readonly InstanceRec[]>;
@@ -213,11 +215,19 @@ function buildIndex(s: Snapshot): SnapshotIndex {
     if (svc.binary !== 'nova-compute') continue;
     (svc.deleted ? deletedComputeService : liveComputeService).set(svc.cellUuid, svc.host, svc);
   }
-  if (s.nodeScope === 'no-services' || s.nodeScope === 'stale-provider-candidates') {
+  const noServices = s.nodeScope === 'no-services' || s.nodeScope === 'stale-provider-candidates';
+  if (noServices) {
     // No service was read: "none" would be a guess.
     liveComputeService.scoped(() => false, 'the live nova-compute service');
     deletedComputeService.scoped(() => false, 'the deleted nova-compute service');
   }
+  const computeServiceCells: ReadonlySet<string> = noServices
+    ? s.computeServiceCells === undefined
+      ? new ScopedSet(new Set(), 'whether a live nova-compute service is in cell')
+      : new Set(s.computeServiceCells)
+    : s.nodeScope === 'orphan-candidates'
+      ? new ScopedSet(new Set(), 'whether a live nova-compute service is in cell')
+      : new Set(s.services.filter((svc) => !svc.deleted && svc.binary === 'nova-compute' && svc.host !== null).map((svc) => svc.cellUuid));
   const activeMigrationUuids = new Set<string>();
   for (const m of s.migrations) if (m.uuid !== null && !FINAL_MIGRATION_STATES.includes(m.status ?? '')) activeMigrationUuids.add(m.uuid);
 
@@ -247,6 +257,7 @@ function buildIndex(s: Snapshot): SnapshotIndex {
         : nodes),
     liveComputeService,
     deletedComputeService,
+    computeServiceCells,
     ...instanceMaps(s),
     activeMigrationUuids,
     ...(p?.named === undefined ? { providerById, providerByUuid, providerByName, childrenOf } : namedProviderMaps(p, p.named, { providerById, providerByUuid, providerByName, childrenOf })),

@@ -14,6 +14,7 @@ import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from './model.js';
 import type { Plan, Unit } from './plan.js';
 import { selectInScope, type PlanScope, type ScopedRefusal, type ScopedUnit, type ScopeSubject } from './plan-scope.js';
 import { bumpConsumersOn, newPlanState, planProviderTreeRemoval } from './provider-removal.js';
+import { keptForReturningNode, restoreCommand, returningNodeOf } from './returning-node.js';
 import { indexSnapshot, providerTree, type SnapshotIndex, unitFootprint } from './snapshot-index.js';
 
 export const CLEANUP_PROVIDERS = 'placement cleanup_providers';
@@ -90,6 +91,12 @@ export function planProviderCleanup(snapshot: Snapshot, scope?: PlanScope): Plan
     const deleted = ix.deletedNodeByUuid.get(rp.uuid);
     const nodes = [deleted, live].filter((n): n is ComputeNodeRec => n !== undefined);
     const about: ScopeSubject = { cells: nodes.map((n) => n.cellUuid), hosts: nodes.map((n) => n.host), nodes, providers: treeUuids(ix, rp) };
+    // The audit's judgement (returning-node.ts): the provider of a node that comes back is kept, and the plan says why.
+    const returning = returningNodeOf(ix, rp);
+    if (returning !== undefined) {
+      refused.push({ refusal: { subject, reason: keptForReturningNode(ix, rp, returning), suggestion: restoreCommand(returning) }, subject: about });
+      continue;
+    }
     const owner = deleted === undefined ? undefined : { cellUuid: deleted.cellUuid, host: deleted.host, hypervisorHostname: deleted.hypervisorHostname };
     if (live !== undefined && live.uuid !== null && !ix.providerByUuid.has(live.uuid)) {
       const rekey: Unit = {

@@ -9,7 +9,7 @@ import type { CellMapping, Deployment } from '../db/deployment.js';
 import { cellIdByCandidate, findHostMappings, insertHostMappings, readExactHostMappings, splitByExactMappings, type ExactHostMappings } from '../db/api/host-mappings.js';
 import { listMappedComputeNodeHosts, listUnmappedComputeNodes, markComputeNodesMapped, readLiveComputeNodes, type NodeRef } from '../db/cell/compute-nodes.js';
 import { listComputeServiceHosts, type ServiceHostRow } from '../db/cell/services.js';
-import { hostMappingJoin, listMappedNodesWithoutMapping, listServicesNotMappedHere, type ServiceNotMappedHere } from '../db/host-mapping-join.js';
+import { listMappedNodesWithoutMapping, listServicesNotMappedHere, sameServerProbe, type SameServerProbe, type ServiceNotMappedHere } from '../db/host-mapping-join.js';
 import { BATCH_SIZE, chunk } from '../db/batches.js';
 import { describeDriverError, isDuplicateKeyError } from '../db/driver-errors.js';
 import { utcNowString } from '../db/time.js';
@@ -22,7 +22,7 @@ import {
   type DiscoveryEvent,
 } from '../domain/host-discovery.js';
 import { ReconcileError } from '../errors.js';
-import { fanOutInOrder } from './fan-out.js';
+import { fanOutInOrder, type Settled } from './fan-out.js';
 
 export interface DiscoverOptions {
   readonly cellUuid: string | undefined;
@@ -84,11 +84,18 @@ export async function discoverHosts(deployment: Deployment, options: DiscoverOpt
   if (!options.dryRun) await deployment.assertWritable();
   const lookup = hostMappingLookup(api);
   const cellIdToUuid = new Map(mappings.map((m) => [m.id, m.uuid]));
-  const settled = await fanOutInOrder(mappings, options.concurrency, async (cell): Promise<CellDiscovery> => {
-    if (cell.isCell0) return { kind: 'skipped-cell0', cell };
-    const db = await deployment.cell(cell);
-    return discoverInCell(api, lookup, db, cell, options, (id) => cellIdToUuid.get(id) ?? `id ${id}`);
-  });
+  // One user lock proves, for every cell, whether it shares the API database's server.
+  const probe = sameServerProbe(api);
+  let settled: Array<Settled<CellDiscovery> | undefined>;
+  try {
+    settled = await fanOutInOrder(mappings, options.concurrency, async (cell): Promise<CellDiscovery> => {
+      if (cell.isCell0) return { kind: 'skipped-cell0', cell };
+      const db = await deployment.cell(cell);
+      return discoverInCell(api, probe, lookup, db, cell, options, (id) => cellIdToUuid.get(id) ?? `id ${id}`);
+    });
+  } finally {
+    await probe.close();
+  }
   const cells: CellDiscovery[] = [];
   settled.forEach((s, i) => {
     if (s === undefined) return;
@@ -134,6 +141,7 @@ function isUnknownTo(known: ExactHostMappings): (host: string) => boolean {
 
 async function discoverInCell(
   api: Database,
+  probe: SameServerProbe,
   lookup: HostMappingLookup,
   cellDb: Database,
   cell: CellMapping,
@@ -142,7 +150,7 @@ async function discoverInCell(
 ): Promise<CellDiscovery> {
   const unmappedNodes = withHost(await listUnmappedComputeNodes(cellDb.knex));
   const nodeHosts = unmappedNodes.nodes.map((n) => n.host);
-  const { candidates, services, mappedTo, read } = await findCandidates(api, lookup, cellDb, cell, options.byService, unmappedNodes.nodes);
+  const { candidates, services, mappedTo, read } = await findCandidates(probe, lookup, cellDb, cell, options.byService, unmappedNodes.nodes);
   const candidateHosts = candidates.map((c) => c.host);
   const classification = classifyHosts(candidateHosts, mappedTo, cell.id);
 
@@ -192,9 +200,9 @@ interface Candidates {
  * grant that shows the table but does not allow SELECT on it, say) falls back
  * to the reads, which report any error that is not the join's own.
  */
-async function findCandidates(api: Database, lookup: HostMappingLookup, cellDb: Database, cell: CellMapping, byService: boolean, unmappedNodes: readonly DiscoveryCandidate[]): Promise<Candidates> {
+async function findCandidates(probe: SameServerProbe, lookup: HostMappingLookup, cellDb: Database, cell: CellMapping, byService: boolean, unmappedNodes: readonly DiscoveryCandidate[]): Promise<Candidates> {
   const nodeHosts = unmappedNodes.map((n) => n.host);
-  const join = await hostMappingJoin(api, cellDb, byService ? 'services' : 'compute_nodes');
+  const join = await probe.join(cellDb, byService ? 'services' : 'compute_nodes');
   let why = join.joined ? '' : join.reason;
   if (join.joined) {
     // Only the join's own statement falls back; the API lookups after it fail as they would without it.

@@ -156,7 +156,7 @@ interface CellPart {
   readonly instances: InstanceRec[];
   readonly migrations: MigrationRec[];
   /** When the tables were read in part (readCandidates): what checkGroundTruth counts. */
-  readonly counts?: { readonly services: number; readonly liveComputeNodes: number };
+  readonly counts?: { readonly services: number; readonly liveComputeNodes: number; readonly liveComputeServices: number };
 }
 
 export async function readSnapshot(deployment: Deployment, options: ReadSnapshotOptions): Promise<Snapshot> {
@@ -218,7 +218,7 @@ export async function readSnapshot(deployment: Deployment, options: ReadSnapshot
     groundTruth(parts);
     return {
       ...common,
-      ...(noServices ? { nodeScope: 'no-services' as const } : {}),
+      ...(noServices ? { nodeScope: 'no-services' as const, computeServiceCells: computeServiceCells(toRead, parts) } : {}),
       hostMappings,
       services: parts.flatMap((p) => p.services),
       computeNodes: parts.flatMap((p) => p.computeNodes),
@@ -361,6 +361,7 @@ async function readStaleProviderCandidates({ deployment, cells, placementDb, poo
   const parts = read.flatMap((p) => (p === 'sqlite' ? [] : [p]));
   if (parts.length !== read.length) return undefined;
   groundTruth(parts.map((p) => p.part));
+  const serviceCells = computeServiceCells(cells, parts.map((p) => p.part));
   const liveUuids = new Set(parts.flatMap((p) => p.keys.uuids));
   const names = new Set(parts.flatMap((p) => [...p.keys.names, ...p.part.computeNodes.flatMap((n) => (n.hypervisorHostname === null ? [] : [n.hypervisorHostname.toLowerCase()]))]));
   progress(`reading the root resource providers that no live compute node has the uuid of from the placement database (${placementDb.target.display})…`);
@@ -391,6 +392,7 @@ async function readStaleProviderCandidates({ deployment, cells, placementDb, poo
     migrations: parts.flatMap((p) => p.part.migrations),
     placement,
     nodeScope: 'stale-provider-candidates',
+    computeServiceCells: serviceCells,
     nodeKeys: { liveUuids, names, namesRead: new Set(wanted) },
   };
 }
@@ -548,6 +550,11 @@ function checkGroundTruth(
       ironicLabel,
       `the list holds ${held} of the ${known} live ironic compute node(s) the cells know (${percent(held / known)}, below min_ironic_fraction ${minIronicFraction})`,
     );
+}
+
+/** The cells (of those read, in order) whose counts hold a live nova-compute service (Snapshot.computeServiceCells). */
+function computeServiceCells(cells: readonly CellMapping[], parts: readonly CellPart[]): string[] {
+  return parts.flatMap((p, i) => ((p.counts?.liveComputeServices ?? 0) > 0 ? [(cells[i] as CellMapping).uuid] : []));
 }
 
 function percent(share: number): string {

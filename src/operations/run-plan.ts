@@ -11,6 +11,7 @@ import { applyPlan, deploymentIdentity, withApplyLock, type ApplyOptions, type A
 import { openDeployment, type Deployment } from './deployment.js';
 import { checkPlanFile, planFromFile, writePlanOf, type PlanFile, type PlanOptions } from './plan-file.js';
 import { planLimitTrips } from './plan-limits.js';
+import { findWhatChanged } from './reviewed-units.js';
 
 export interface RunPlanOptions {
   readonly apply: boolean;
@@ -88,7 +89,7 @@ export async function runPlan(config: NovaConfig, buildPlan: (d: Deployment) => 
         checkPlanFile(planIn.path, planIn.doc, current.command, await deploymentIdentity(d), options.planOptions);
         const reviewed = matchReviewed(planFromFile(planIn.doc), current);
         full = reviewed.plan;
-        stale = reviewed.stale;
+        stale = await findWhatChanged(d, reviewed.stale);
       }
       const gate = await gateOf(d, full, options);
       // Nothing is applied: no journal, no write.

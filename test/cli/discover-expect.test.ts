@@ -90,6 +90,11 @@ describeEachDialect('cell_v2 discover_hosts --expect/--wait', (dialect) => {
     const verbose = await runBin([...d.args, 'cell_v2', 'discover_hosts', '--expect', 'compute-1', '--verbose', '--strict']);
     expect(verbose.code).toBe(1);
     expect(verbose.stdout.split('\n')[0]).toBe('Found 3 cell mappings.');
+
+    // The JSON document of a run that exits 1 says ok: false, with the missing host (issue 40).
+    const timedOut = await runBin([...d.args, 'cell_v2', 'discover_hosts', '--expect', 'compute-1,never-1', '--wait', '1', '--interval', '1', '--format', 'json']);
+    expect(timedOut.code).toBe(1);
+    expect(JSON.parse(timedOut.stdout)).toMatchObject({ ok: false, expected: ['compute-1', 'never-1'], mapped: ['compute-1'], missing: ['never-1'] });
   });
 
   it('the JSON document lists a nova-compute service left unmapped by the run as a warning (an ironic service with no node, without --by-service)', async () => {

@@ -82,6 +82,21 @@ describe('every --format json document validates against its schema [sqlite]', (
       expect(validate('cell_v2-discover_hosts', await json(d, 'cell_v2', 'discover_hosts'), 'cell_v2 discover_hosts')).toMatchObject({ changed: false });
     });
 
+    it('discover_hosts --expect: ok is false whenever the run exits non-zero (a host never mapped; --strict with nothing new), true on exit 0', async () => {
+      const missing = await json(d, 'cell_v2', 'discover_hosts', '--expect', 'compute-1,never-1', '--wait', '1', '--interval', '1');
+      expect(missing.code).toBe(1);
+      expect(validate('cell_v2-discover_hosts', missing, 'cell_v2 discover_hosts')).toMatchObject({ ok: false, missing: ['never-1'], mapped: ['compute-1'] });
+      const strict = await json(d, 'cell_v2', 'discover_hosts', '--expect', 'compute-1', '--strict');
+      expect(strict.code).toBe(1);
+      expect(validate('cell_v2-discover_hosts', strict, 'cell_v2 discover_hosts')).toMatchObject({ ok: false, missing: [] });
+      const met = await json(d, 'cell_v2', 'discover_hosts', '--expect', 'compute-1');
+      expect(met.code).toBe(0);
+      expect(validate('cell_v2-discover_hosts', met, 'cell_v2 discover_hosts')).toMatchObject({ ok: true, missing: [] });
+      // The schema itself refuses a document that names a missing host and says ok.
+      const v = validators.get('cell_v2-discover_hosts');
+      expect(v?.({ ...(JSON.parse(missing.stdout) as Doc), ok: true })).toBe(false);
+    });
+
     it('listings: list_cells, list_hosts (and its unknown cell), compute_node list with a boolean mapped', async () => {
       validate('cell_v2-list_cells', await json(d, 'cell_v2', 'list_cells'), 'cell_v2 list_cells');
       const hosts = validate('cell_v2-list_hosts', await json(d, 'cell_v2', 'list_hosts'), 'cell_v2 list_hosts');

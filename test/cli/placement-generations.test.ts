@@ -2,6 +2,7 @@
 // bookkeeping. A re-key of a stale provider bumps the generation of every
 // consumer whose allocations it moves to the new uuid; a removal of
 // allocations bumps the generation of the provider that lost them.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
@@ -53,4 +54,13 @@ describeMysql('placement bookkeeping [mariadb]', () => {
     expect(Number(after.generation)).toBe(Number(rp.generation) + 1);
     expect(await placement('consumers').where('uuid', ORPHAN)).toEqual([]);
   }, 60_000);
+
+  it('placement audit --help and the man page say that --delete bumps the generation where nova-manage does not (issue 40 item 7)', async () => {
+    const help = await runBin(['placement', 'audit', '--help']);
+    expect(help.code).toBe(0);
+    const differences = help.stdout.slice(help.stdout.indexOf('Deliberate differences from nova-manage:'));
+    expect(differences.replace(/\s+/g, ' ')).toContain("--delete bumps the generation of each provider that lost allocations (a compare-and-swap, journaled, restored by undo); nova-manage's DELETE and PUT leave it alone.");
+    const man = readFileSync(new URL('../../man/nova-reconcile.1', import.meta.url), 'utf8');
+    expect(man).toContain("bumps the generation of each provider that lost allocations");
+  });
 });

@@ -105,6 +105,24 @@ describeEachDialect('--plan-out / --plan-in', (dialect) => {
     expect(await state(d)).toEqual(before);
   });
 
+  it('a reviewed unit whose node moved to a live host since the review is skipped naming the new owner, as a race during the apply is (issue 40 item 3)', { timeout: 120_000 }, async () => {
+    const cell1 = d.knex('cell1');
+    await deleteService(cell1, 'compute-3');
+    const planFile = join(d.dir, 'plan.json');
+    expect((await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--plan-out', planFile])).code).toBe(3);
+    // After the review, nova-compute on compute-1 (a live service) takes compute-3's node: no longer an orphan, planning has nothing for it.
+    await cell1('compute_nodes').update({ host: 'compute-1' }).where('uuid', node('compute-3'));
+    const before = await state(d);
+    const applied = await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--plan-in', planFile]);
+    expect(applied.code, applied.stderr).toBe(3);
+    const reason = `changed since the plan was reviewed: ownership changed: compute node ${node('compute-3')} is now on host compute-1, not compute-3`;
+    expect(applied.stdout).toContain(reason);
+    expect(applied.stdout).not.toContain('planning now finds nothing to do for it');
+    const doc = JSON.parse((await runBin([...d.args, 'compute_node', 'cleanup_orphans', '--apply', '--plan-in', planFile, '--format', 'json'])).stdout) as ApplyDoc;
+    expect(doc.skipped.map((u) => u.reason)).toEqual([reason]);
+    expect(await state(d)).toEqual(before);
+  });
+
   it('refuses a plan file of another command, another deployment or other options with one line (127), changing nothing', { timeout: 120_000 }, async () => {
     await deleteService(d.knex('cell1'), 'compute-3');
     const planFile = join(d.dir, 'plan.json');

@@ -53,6 +53,26 @@ describeMysql('lease lock [mariadb]', () => {
     expect(waited).toBeLessThan(5000);
   });
 
+  it('a dead holder whose lease outlives lock_timeout is waited out: the wait extends to its expiry (issue 40 item 5)', async () => {
+    // A killed run's lease: taken, renewed twice, then nothing (its expiry 4 s away, beyond the waiting run's lock_timeout of 1 s).
+    await k.raw(`INSERT INTO ${LEASE_TABLE} (name, owner, holder, taken_at, expires_at, renewals) VALUES ('killed', 'x', 'killed run', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 4 SECOND, 2)`);
+    const t0 = Date.now();
+    await withLeaseLock(k, { database: undefined, name: 'killed', timeoutSec: 1, renewEveryMs: 300 }, async () => undefined);
+    const waited = Date.now() - t0;
+    expect(waited).toBeGreaterThanOrEqual(3000);
+    expect(waited).toBeLessThan(7000);
+    expect(await k(LEASE_TABLE).where('name', 'killed').first()).toBeUndefined();
+  });
+
+  it('a holder that renews is alive: the wait ends at lock_timeout and the message says it is renewing', async () => {
+    await withLeaseLock(k, { database: undefined, name: 'alive', timeoutSec: 5, leaseSeconds: 3, renewEveryMs: 200 }, async () => {
+      const t0 = Date.now();
+      const err = await withLeaseLock(k, { database: undefined, name: 'alive', timeoutSec: 2, renewEveryMs: 200 }, async () => 'got it').catch((e: unknown) => e);
+      expect(Date.now() - t0).toBeLessThan(3500);
+      expect((err as ReconcileError).message).toMatch(/another run holds the lock "alive" \(a lease in `nova_reconcile_locks`, held by .* run [0-9a-f]{8}, which is renewing it, lease expires in \d+ s unless renewed; waited 2 s\); safe to retry/);
+    });
+  });
+
   it('the holder renews its lease while it runs, so a long run keeps it', async () => {
     await withLeaseLock(k, { database: undefined, name: 'long', timeoutSec: 5, leaseSeconds: 2, renewEveryMs: 300 }, async () => {
       await sleep(3000);

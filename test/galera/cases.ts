@@ -1,15 +1,16 @@
 // The Galera tier's cases, shared by the fast subset (test/galera/galera-fast.test.ts,
 // in `npm test`) and the full tier (test/galera/galera.test.ts, `npm run test:galera`).
 // One 3-node cluster per file; the cases run in order on one deployment.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
+import { runAndSignal } from '../helpers/signal.js';
 import { readJournal } from '../../src/operations/journal.js';
 import { createGaleraDeployment, describeGalera, type GaleraDeployment } from './deployment.js';
 
-export type GaleraCase = 'two-applies' | 'undo-elsewhere' | 'writers' | 'kill-node' | 'non-primary';
+export type GaleraCase = 'two-applies' | 'undo-elsewhere' | 'writers' | 'kill-node' | 'non-primary' | 'kill-run';
 
 const ORPHANS = 60;
 const CLEANUP = ['compute_node', 'cleanup_orphans', '--apply'];
@@ -181,6 +182,31 @@ export function galeraSuite(name: string, cases: readonly GaleraCase[]): void {
         expect(await checkAll([jk, journal('k2')])).toEqual([]);
         await nodesAgree();
         figures.push(`SIGKILL of node 3 after ${unitsOf(jk).length} unit(s): exit 2; node 3 evicted after ${evicted.toFixed(1)} s; re-run via node 1 (waited ${waited.toFixed(1)} s for the dead run's lease) exit ${rerun.code}; 0 violations`);
+      });
+
+    if (cases.includes('kill-run'))
+      it('SIGKILL of an apply mid-run: a re-run through another node started at once, with the default lock_timeout (10 s, shorter than the 20 s lease), waits out the dead run\'s lease and converges (issue 40 item 5)', async () => {
+        const before = await liveOrphans();
+        expect(before).toBeGreaterThan(10);
+        // The default lock_timeout, not the 120 s of the tier's nova.conf (a later --config-file overrides an earlier one).
+        const defaults = join(g.f.d.dir, 'lock-timeout-default.conf');
+        writeFileSync(defaults, '[nova_reconcile]\nlock_timeout = 10\n');
+        const jk = journal('kr');
+        const killed = await runAndSignal([...g.args(2), ...CLEANUP, '--journal', jk], jk, 12, 'SIGKILL');
+        expect(killed.signal, killed.stderr).toBe('SIGKILL');
+        const t0 = Date.now();
+        const rerun = await runBin([...g.args(1), '--config-file', defaults, ...CLEANUP, '--journal', journal('kr2')], { timeoutMs: 300_000 });
+        const waited = (Date.now() - t0) / 1000;
+        expect([0, 4], rerun.stderr).toContain(rerun.code);
+        expect(rerun.stderr).not.toMatch(/another run holds the lock/);
+        // It waited past lock_timeout, for the killed run's lease.
+        expect(waited).toBeGreaterThan(10);
+        const third = await runBin([...g.args(3), '--config-file', defaults, ...CLEANUP, '--journal', journal('kr3')], { timeoutMs: 300_000 });
+        expect(third.code, third.stderr).toBe(0);
+        expect(await liveOrphans()).toBe(0);
+        expect(await checkAll([jk, journal('kr2')])).toEqual([]);
+        await nodesAgree();
+        figures.push(`SIGKILL of an apply through node 2 after ${unitsOf(jk).length} unit(s); re-run via node 1 with lock_timeout 10 waited ${waited.toFixed(1)} s for the dead run's lease, exit ${rerun.code}; 0 violations`);
       });
 
     if (cases.includes('non-primary'))

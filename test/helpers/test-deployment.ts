@@ -127,3 +127,13 @@ export function useDeployment<T>(d: TestDeployment, fn: (dep: Deployment) => Pro
 export function generateTestCloud(d: TestDeployment, options: CloudOptions): Promise<CloudResult> {
   return generateCloud({ api: d.dbs.api, cells: [d.dbs.cells.cell1, d.dbs.cells.cell2], cellIds: [d.dbs.cellIds.cell1, d.dbs.cellIds.cell2], placement: d.dbs.placement }, options);
 }
+
+/** Every row of each table, as sorted JSON lines with values as strings (the same on SQLite and MariaDB): for "nothing else changed" checks. */
+export async function dumpTables(k: Knex, tables: readonly string[]): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const t of tables) {
+    const rows: Array<Record<string, unknown>> = await k(t).select('*');
+    out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([c, v]) => [c, v === null ? null : String(v)])))).sort();
+  }
+  return out;
+}

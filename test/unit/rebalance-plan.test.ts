@@ -220,6 +220,20 @@ describe('planRebalance: seed bug 1714248', () => {
     expect(end.providers.map((p) => [p.uuid, p.name, p.generation])).toEqual([[U2, N, 5]]);
   });
 
+  it("never re-keys or deletes the provider of a soft-deleted node that comes back (bug 1839560, the audit's judgement): the node is refused, naming the restore", () => {
+    const w = failover();
+    // Ironic node Y was soft-deleted in maintenance (its ironic node still exists); its provider holds the instance's allocation.
+    const Y = 'f1e2d3c4-0000-4000-8000-0000000000a1';
+    w.nodes.push(ironicRow(Y, 'ironic-compute-1', { hypervisorHostname: Y, deleted: true }));
+    const y = providerWithInventory(w, Y, Y, 0);
+    w.allocations = w.allocations.map((a) => (a.consumerUuid === I ? { ...a, providerId: y.id } : a));
+    const plan = planRebalance(snapshot(w), opts);
+    expect(changes(plan).filter((c) => (c.kind === 'delete-provider' && c.uuid === Y) || (c.kind === 'rekey-provider' && c.fromUuid === Y))).toEqual([]);
+    expect(plan.refused.map((r) => [r.reason, r.suggestion])).toEqual([
+      [expect.stringMatching(new RegExp(`^kept: compute node ${Y} \\(id [0-9]+, host ironic-compute-1\\) of provider ${Y} was soft-deleted`)), `nova-reconcile compute_node restore --uuid ${Y}`],
+    ]);
+  });
+
   it('refuses to move an allocation onto a provider that is full for another consumer', () => {
     const w = failover();
     w.nodes = w.nodes.map((n) => (n.uuid === N ? { ...n, deleted: true } : n));

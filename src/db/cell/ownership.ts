@@ -99,3 +99,25 @@ function instanceGuard(id: number, uuid: string, host: string): Guard {
     },
   };
 }
+
+/**
+ * What the ownership guard would say of these changes now, read without a
+ * lock: the "ownership changed: ..." of the first row that is no longer what
+ * the plan saw, or undefined. For a reviewed unit that planning no longer
+ * has (plan-review.ts), so that it names the new owner as a unit that lost
+ * the race during the apply does.
+ */
+export async function describeOwnershipChange(knex: Knex, cellUuid: string, changes: readonly Change[]): Promise<string | undefined> {
+  const seen = new Set<string>();
+  const mine = changes.filter((c): c is CellChange => c.target.db === 'cell' && c.target.cellUuid === cellUuid);
+  for (const guard of mine.flatMap((change) => guardsOf(change, seen))) {
+    const row = (await knex(guard.table).select('*').where({ id: guard.id }).first()) as Row | undefined;
+    try {
+      guard.check(row);
+    } catch (err) {
+      if (err instanceof CasConflict) return err.message;
+      throw err;
+    }
+  }
+  return undefined;
+}

@@ -237,13 +237,17 @@ export async function readNodeNamesNamed(db: Knex, names: ScopedHosts): Promise<
   return out;
 }
 
-/** What checkGroundTruth needs of a cell whose tables were read in part: services (any), live compute nodes. */
-export async function countCellRows(db: Knex): Promise<{ readonly services: number; readonly liveComputeNodes: number }> {
-  const [services, nodes] = await Promise.all([
+/**
+ * What checkGroundTruth needs of a cell whose tables were read in part: services (any), live compute nodes; and
+ * its live nova-compute services with a host (whether a soft-deleted node comes back, domain/returning-node.ts).
+ */
+export async function countCellRows(db: Knex): Promise<{ readonly services: number; readonly liveComputeNodes: number; readonly liveComputeServices: number }> {
+  const [services, nodes, computes] = await Promise.all([
     db('services').whereNotNull('deleted').count({ n: '*' }).first() as Promise<{ n: number | string } | undefined>,
     db('compute_nodes').where('deleted', 0).count({ n: '*' }).first() as Promise<{ n: number | string } | undefined>,
+    db('services').where({ deleted: 0, binary: 'nova-compute' }).whereNotNull('host').count({ n: '*' }).first() as Promise<{ n: number | string } | undefined>,
   ]);
-  return { services: Number(services?.n ?? 0), liveComputeNodes: Number(nodes?.n ?? 0) };
+  return { services: Number(services?.n ?? 0), liveComputeNodes: Number(nodes?.n ?? 0), liveComputeServices: Number(computes?.n ?? 0) };
 }
 
 function computeNodeRecord(r: ComputeNodeRow, cellUuid: string, pool: StringPool): ComputeNodeRec {

@@ -5,6 +5,7 @@ import { COMPUTE_NODE_TRAIT, SHARING_TRAIT } from '../model.js';
 import { checkCapacity } from '../capacity.js';
 import type { AllocationPart } from '../plan.js';
 import { bumpConsumersOn, planProviderTreeRemoval } from '../provider-removal.js';
+import { keptForReturningNode, restoreCommand, returningNodeOf } from '../returning-node.js';
 import type { SnapshotIndex } from '../snapshot-index.js';
 import { OK, groupKey, type NodePlan, type Step } from './context.js';
 
@@ -45,6 +46,9 @@ export function planPlacement(np: NodePlan): Step {
     }
   }
   for (const rp of stale.values()) {
+    // Never re-keyed or deleted: the provider of a soft-deleted node that comes back (the audit's judgement, returning-node.ts).
+    const returning = returningNodeOf(ix, rp);
+    if (returning !== undefined) return { ok: false, reason: keptForReturningNode(ix, rp, returning), suggestion: restoreCommand(returning) };
     const why = untouchable(ix, rp, group);
     if (why !== undefined) return { ok: false, reason: why, suggestion: 'inspect the placement database by hand' };
   }
