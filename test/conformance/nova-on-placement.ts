@@ -7,6 +7,7 @@
 // cell and instance queries, the placement handlers and their SQL. Used by
 // the placement audit and heal_allocations conformance tests.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { realNovaVersions, type RealDeployment, type ToolResult } from './real-nova.js';
 
 /**
@@ -14,57 +15,14 @@ import { realNovaVersions, type RealDeployment, type ToolResult } from './real-n
  * monkey patching (nova.cmd) must come before placement's engine exists, or
  * its locks are the unpatched ones.
  */
-const NOVA_ON_PLACEMENT_MAIN = String.raw`
-import sys, json
+const NOVA_ON_PLACEMENT_MAIN =
+  readFileSync(new URL('./placement_in_process.py', import.meta.url), 'utf8') +
+  String.raw`
+import sys
 import nova.cmd
 sys.argv[0] = 'nova-manage'
 conf_path = sys.argv[sys.argv.index('--config-file') + 1]
-from oslo_config import cfg
-from placement import conf as placement_conf, db_api as placement_db, deploy
-import webob
-pconf = cfg.ConfigOpts()
-placement_conf.register_opts(pconf)
-pconf([], project='placement', default_config_files=[conf_path])
-pconf.set_override('auth_strategy', 'noauth2', group='api')
-placement_db.configure(pconf)
-app = deploy.loadapp(pconf)
-
-class Response(object):
-    def __init__(self, r):
-        self.status_code = r.status_code
-        self.text = r.text
-        self.headers = r.headers
-        self.content = r.body
-    def json(self):
-        return json.loads(self.text)
-    @property
-    def ok(self):
-        return self.status_code < 400
-    def __bool__(self):
-        return self.ok
-
-class Adapter(object):
-    def _call(self, method, url, json_body=None, microversion=None):
-        headers = {'X-Auth-Token': 'admin', 'Accept': 'application/json'}
-        if microversion is not None:
-            headers['OpenStack-API-Version'] = 'placement %s' % microversion
-        req = webob.Request.blank(url, method=method, headers=headers)
-        if json_body is not None:
-            req.content_type = 'application/json'
-            req.body = json.dumps(json_body).encode('utf-8')
-        return Response(req.get_response(app))
-    def get(self, url, microversion=None, **kw):
-        return self._call('GET', url, microversion=microversion)
-    def delete(self, url, microversion=None, **kw):
-        return self._call('DELETE', url, microversion=microversion)
-    def put(self, url, json=None, microversion=None, **kw):
-        return self._call('PUT', url, json_body=json, microversion=microversion)
-    def post(self, url, json=None, microversion=None, **kw):
-        return self._call('POST', url, json_body=json, microversion=microversion)
-
-from nova.scheduler.client import report
-client = report.SchedulerReportClient(adapter=Adapter())
-report.report_client_singleton = lambda: client
+in_process_report_client(conf_path)
 from nova.cmd.manage import main
 sys.exit(main())
 `;

@@ -28,7 +28,7 @@ export interface Release {
 const CHROOT_ROOT = process.env['NRC_CHROOT_ROOT'] ?? '/var/lib/nova-reconcile/chroots';
 const REPO = new URL('../../', import.meta.url).pathname;
 const IN_CHROOT = join(REPO, 'scripts', 'in-chroot.sh');
-const NOVA_RT = readFileSync(new URL('./nova_rt.py', import.meta.url), 'utf8');
+const NOVA_RT = [readFileSync(new URL('./placement_in_process.py', import.meta.url), 'utf8'), readFileSync(new URL('./nova_rt.py', import.meta.url), 'utf8')].join('\n');
 
 export const RELEASES: readonly Release[] = [
   { name: 'zed', suite: 'bookworm', chroot: undefined, novaMajor: 26 },
