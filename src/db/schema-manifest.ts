@@ -136,6 +136,17 @@ export const TOUCHED_SCHEMA: SchemaManifest = freezeManifest({
 });
 
 /**
+ * Columns of newer Novas that the tool reads and writes where they exist and
+ * that older schemas lack (docs/NEWER-NOVA.md): instances.compute_id and
+ * migrations.dest_compute_id arrived in Nova 28.0.0 (2023.2). Not required:
+ * Zed has neither.
+ */
+export const OPTIONAL_COLUMNS = Object.freeze({
+  instances: Object.freeze(['compute_id']),
+  migrations: Object.freeze(['dest_compute_id']),
+} as const);
+
+/**
  * What must exist for the tool to run at all. Today that is everything it
  * touches: no column is optional, because every one is already in Zed and
  * Placement 8.0.0, the releases the tool is built against.

@@ -4,6 +4,7 @@
 // cell_concurrency), each table in keyset pages. A cell that cannot be read
 // fails the whole snapshot: a reconciliation that missed a cell would call
 // that cell's nodes "missing" and act on it.
+import { OPTIONAL_COLUMNS } from '../db/schema-manifest.js';
 import { setFlagsFromString } from 'node:v8';
 import type { Database } from '../db/connect.js';
 import type { CellMapping, Deployment } from '../db/deployment.js';
@@ -624,7 +625,7 @@ export async function streamAllocations(
 
 /** Whether the cell's instances have compute_id (Nova 28.0.0+). */
 function hasComputeId(deployment: Deployment, db: Database): boolean {
-  return deployment.schemaOf(db)?.present.get('instances')?.has('compute_id') === true;
+  return OPTIONAL_COLUMNS.instances.some((column) => deployment.schemaOf(db)?.present.get('instances')?.has(column) === true);
 }
 
 function cellFailure(cell: CellMapping, err: unknown): ReconcileError {

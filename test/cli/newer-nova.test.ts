@@ -136,6 +136,20 @@ describeMysql('Nova 27.0.0+: the release decides the repair (issue 36)', () => {
     expect(JSON.parse(audit.stdout)).toMatchObject({ findings: [], release: { nova: 'Nova 31 (2025.1) to 33 (2026.1)', placement: 'Placement 10.x to 16.x' } });
     const again = await runBin([...d.args, 'compute_node', 'rebalance']);
     expect(again.code, again.stdout).toBe(0);
+
+    // Undo puts every row back, compute_id included.
+    const journal = /journal: (\S+)/.exec(applied.stderr)?.[1];
+    expect(journal, applied.stderr).toBeDefined();
+    const undone = await runBin([...d.args, 'undo', journal as string, '--apply']);
+    expect(undone.code, undone.stderr + undone.stdout).toBe(4);
+    const back = await rows(d);
+    expect(Number(back.instance['compute_id'])).toBe(a);
+    expect(back.instance).toMatchObject({ host: 'ironic-1' });
+    expect(back.nodes.map((n) => [n['uuid'], Number(n['deleted']) === 0])).toEqual([
+      [A, true],
+      [N, true],
+    ]);
+    expect(back.providers.map((p) => [p['uuid'], p['name']])).toEqual([[A, N]]);
   });
 
   it('on Zed (no alembic head) keeps the row that holds the allocations, as before', async () => {
