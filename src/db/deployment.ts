@@ -37,16 +37,18 @@ export interface Deployment {
   schemaOf(db: Database): SchemaFacts | undefined;
   /**
    * The release every database says (docs/NEWER-NOVA.md): opens the API
-   * database, every cell's but cell0's, and placement's when it is configured.
+   * database, every cell's but cell0's, and placement's when it is
+   * configured (and `placement` is not false).
    */
-  release(): Promise<DeploymentRelease>;
+  release(options?: { readonly placement?: boolean }): Promise<DeploymentRelease>;
   /** The release of the databases opened so far (no database is opened). */
   openedRelease(): DeploymentRelease;
   /**
    * Before a write: refuses (exit 2) when a database is at an alembic head
    * this build does not know, unless --allow-unknown-schema was given.
+   * `placement: false` for a command that never writes placement.
    */
-  assertWritable(): Promise<void>;
+  assertWritable(options?: { readonly placement?: boolean }): Promise<void>;
 }
 
 export interface DeploymentOptions {
@@ -157,18 +159,19 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
     schemaOf(db: Database) {
       return facts.get(db);
     },
-    async release() {
+    async release(which) {
       // A database that cannot be opened says nothing: its own error comes when a command needs it.
       const cells = (await deployment.cellMappings()).filter((m) => !m.isCell0).map((m) => deployment.cell(m));
-      const placementDb = config.placementDatabaseConnection !== undefined && config.placementDatabaseConnection !== '' ? [deployment.placement()] : [];
+      const wanted = which?.placement !== false && config.placementDatabaseConnection !== undefined && config.placementDatabaseConnection !== '';
+      const placementDb = wanted ? [deployment.placement()] : [];
       await Promise.allSettled([...cells, ...placementDb]);
       return deploymentRelease(heads);
     },
     openedRelease() {
       return deploymentRelease(heads);
     },
-    async assertWritable() {
-      const release = await deployment.release();
+    async assertWritable(which) {
+      const release = await deployment.release(which);
       const [first] = release.unknown;
       if (first === undefined || config.reconcile.allowUnknownSchema) return;
       const more = release.unknown.length > 1 ? ` (and ${release.unknown.length - 1} more database(s))` : '';

@@ -31,7 +31,7 @@ export async function deleteHost(deployment: Deployment, cellUuid: string, host:
   // delete the mapping of a host that runs servers.
   const instances = await countLiveInstancesOnHost(cellDb.knex, mapping.host);
   if (instances > 0) return { kind: 'has-instances', host, instances };
-  await deployment.assertWritable();
+  await deployment.assertWritable({ placement: false });
   const nodesUnmapped = await resetMappedForHost(cellDb.knex, mapping.host, utcNowString());
   await deleteHostMapping(api.knex, api.dialect, mapping.host);
   return { kind: 'deleted', host, nodesUnmapped };

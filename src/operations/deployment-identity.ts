@@ -18,6 +18,7 @@ export async function readDeploymentIdentity(deployment: Deployment): Promise<De
     cells: anchors.map((a) => a.uuid),
     apiDatabase,
     cellsCreatedAt: Object.fromEntries(anchors.map((a) => [a.uuid, a.createdAt])),
-    release: releaseJson(await deployment.release()),
+    // The databases read so far (a write has checked them all first: assertWritable).
+    release: releaseJson(deployment.openedRelease()),
   };
 }

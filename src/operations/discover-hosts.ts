@@ -81,7 +81,7 @@ export async function discoverHosts(deployment: Deployment, options: DiscoverOpt
     mappings = await deployment.cellMappings();
   }
   const api = await deployment.api();
-  if (!options.dryRun) await deployment.assertWritable();
+  if (!options.dryRun) await deployment.assertWritable({ placement: false });
   const lookup = hostMappingLookup(api);
   const cellIdToUuid = new Map(mappings.map((m) => [m.id, m.uuid]));
   // One user lock proves, for every cell, whether it shares the API database's server.
