@@ -152,6 +152,23 @@ describeMysql('Nova 27.0.0+: the release decides the repair (issue 36)', () => {
     expect(back.providers.map((p) => [p['uuid'], p['name']])).toEqual([[A, N]]);
   });
 
+  it("an instance whose compute_id names another node's row is re-linked by the rebalance that audit names", async () => {
+    await stampRelease(d, HEADS_2025_1);
+    const { b } = await seed(d);
+    // The repair done, the instance then linked to a row of no node of its own (an operator's UPDATE, a bad restore).
+    expect((await runBin([...d.args, 'compute_node', 'rebalance', '--apply'])).code).toBe(4);
+    await linkInstance(d, b + 1000);
+    const audit = await runBin([...d.args, 'audit', '--format', 'json']);
+    expect(audit.code).toBe(3);
+    const found = (JSON.parse(audit.stdout) as { findings: Array<{ kind: string; suggestion: string }> }).findings;
+    expect(found.map((f) => f.kind)).toEqual(['instance-compute-id-mismatch']);
+    expect(found[0]?.suggestion).toBe(`nova-reconcile --config-file ${d.confPath} compute_node rebalance --node ${N}`);
+    const fixed = await runBin([...d.args, 'compute_node', 'rebalance', '--node', N, '--apply']);
+    expect(fixed.code, fixed.stderr + fixed.stdout).toBe(4);
+    expect(Number((await rows(d)).instance['compute_id'])).toBe(b);
+    expect((await runBin([...d.args, 'audit'])).code).toBe(0);
+  });
+
   it('on Zed (no alembic head) keeps the row that holds the allocations, as before', async () => {
     await seed(d);
     const dry = await runBin([...d.args, 'compute_node', 'rebalance', '--format', 'json']);

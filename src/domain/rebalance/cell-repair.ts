@@ -3,7 +3,7 @@ import type { ComputeNodeRec, InstanceRec, ServiceRec } from '../model.js';
 import { ringOwner } from '../hash-ring.js';
 import { ANY_GROUP, partitionOfNode, unservedGroup } from '../partitions.js';
 import { hostKey } from '../snapshot-index.js';
-import { OK, byAge, groupKey, type NodePlan, type Step } from './context.js';
+import { OK, byAge, type NodePlan, type Step } from './context.js';
 import { describeHealth, healthOf, isDead, ringOf } from './ring.js';
 
 export function planCell(np: NodePlan): Step {
@@ -146,11 +146,11 @@ export function planCell(np: NodePlan): Step {
       reason: `its host ${moving.host ?? '-'} is ${describeHealth(health)}; the instance follows its node's compute node`,
     });
     np.notes.push(`move instance ${moving.uuid} from ${moving.host ?? '-'} to ${finalHost}`);
-  } else if (moving === undefined && instance !== undefined && instance.host !== null && instance.node !== null && linksElsewhere(instance, canonical.id, duplicates, ctx.deletedByNode.get(groupKey(cellUuid, hh)) ?? [])) {
+  } else if (moving === undefined && instance !== undefined && instance.host !== null && instance.node !== null && linksElsewhere(instance, canonical.id)) {
     // Nova 28.0.0+: the instance stays, but its compute_id names a row this unit retires.
     np.changes.push({
       change: { kind: 'move-instance', target, id: instance.id, uuid: instance.uuid, node: instance.node, fromHost: instance.host, toHost: instance.host, computeNodeId: canonical.id },
-      reason: `its compute_id names compute node ${instance.computeId ?? '-'}, a duplicate that is or is being retired; Nova 28.0.0+ links an instance to the row of its node`,
+      reason: `its compute_id names compute node ${instance.computeId ?? '-'}, not its node's row ${canonical.id}; Nova 28.0.0+ links an instance to the row of its node`,
     });
     np.notes.push(`link instance ${instance.uuid} to compute node ${canonical.id}`);
   }
@@ -163,12 +163,12 @@ function linkTo(instance: InstanceRec, computeNodeId: number): { computeNodeId?:
 }
 
 /**
- * The instance's compute_id names another row than the canonical one: a
- * duplicate this unit retires, or a row already soft-deleted. NULL is left to
- * Nova (its online data migration and its tracker fill it).
+ * The instance's compute_id (Nova 28.0.0+) names another row than the
+ * canonical one: a duplicate this unit retires, a soft-deleted row, or
+ * another node's. NULL is left to Nova (its online data migration and its
+ * tracker fill it).
  */
-function linksElsewhere(instance: InstanceRec, canonicalId: number, duplicates: readonly ComputeNodeRec[], deleted: readonly ComputeNodeRec[]): boolean {
+function linksElsewhere(instance: InstanceRec, canonicalId: number): boolean {
   const id = instance.computeId;
-  if (id === undefined || id === null || id === canonicalId) return false;
-  return duplicates.some((d) => d.id === id) || deleted.some((d) => d.id === id);
+  return id !== undefined && id !== null && id !== canonicalId;
 }
