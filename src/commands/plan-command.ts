@@ -26,8 +26,12 @@ import { createProgress } from '../cli/progress.js';
 import { signalExitCode } from '../cli/context.js';
 import { formatInterruptSummary } from '../cli/suggestions.js';
 
+/** A plan command's --dry-run: what it does without --apply anyway, accepted so that every mutating command takes it. */
+export const DRY_RUN_OPTION: OptionSpec = { flags: '--dry-run', description: 'print the plan and change nothing: the default without --apply; not with --apply' };
+
 export const APPLY_OPTIONS: readonly OptionSpec[] = [
   { flags: '--apply', description: 'apply the plan; without it the plan is printed and nothing changes' },
+  DRY_RUN_OPTION,
   { flags: '--journal <file>', description: 'write the journal of applied changes here (default: a timestamped file in [nova_reconcile] journal_dir)' },
   { flags: '--plan-out <file>', description: 'dry run only: also write the plan to FILE (versioned JSON, no secrets) for review and --plan-in' },
   {
@@ -68,7 +72,7 @@ export const PLAN_EXIT_CODES = reconcileExitCodes({
 });
 
 /** Options that say how to run, print and apply, not what to plan (a plan file records the others). */
-const RUN_OPTIONS: ReadonlySet<string> = new Set(['apply', 'journal', 'format', 'column', 'planOut', 'planIn', 'maxCount', 'maxApplyUnits', 'maxApplyFraction', 'allowLargePlan', 'skipRefused']);
+const RUN_OPTIONS: ReadonlySet<string> = new Set(['apply', 'dryRun', 'journal', 'format', 'column', 'planOut', 'planIn', 'maxCount', 'maxApplyUnits', 'maxApplyFraction', 'allowLargePlan', 'skipRefused']);
 
 /**
  * How to run, print and apply a plan, as given on the command line (checked
@@ -101,6 +105,7 @@ export function parsePlanRun(raw: CommandOptions): PlanRunOptions {
   const format = listingFormat(raw);
   const columns = columnsOption(raw, PLAN_COLUMNS);
   const apply = flagOption(raw, 'apply');
+  if (apply && flagOption(raw, 'dryRun')) throw new ReconcileError('usage', '--dry-run and --apply contradict each other: without --apply the plan is only printed (the dry run), with it the plan is applied');
   if (apply && (format === 'value' || format === 'csv' || columns !== undefined))
     throw new ReconcileError('usage', `${columns === undefined ? `-f ${format}` : '-c'} lists the rows of a dry run's plan; with --apply the result is printed as text (-f table) or json`);
   const maxCount = parseMaxCount(stringOption(raw, 'maxCount'));
