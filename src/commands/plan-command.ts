@@ -4,12 +4,12 @@
 // again under the apply lock and apply), render its outcome, and map it to an
 // exit code: a dry run exits 3 (0 when empty), an apply by applyExitCode.
 import { RECONCILE_EXIT, applyExitCode, reconcileExitCodes } from '../cli/exit-codes.js';
-import { PLAN_COLUMNS, applyJson, planJson, planListing, renderApplyText, renderPlanText } from '../cli/render-plan.js';
+import { PLAN_COLUMNS, applyChanged, applyJson, planJson, planListing, renderApplyText, renderPlanText } from '../cli/render-plan.js';
 import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js';
 import { paletteFor } from '../cli/colour.js';
 import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns, type ListingFormat } from '../cli/listing.js';
 import { flagOption, stringOption } from '../cli/options.js';
-import { planWithConfigArguments } from '../cli/suggestions.js';
+import { planWithConfigArguments, undoCommandLine } from '../cli/suggestions.js';
 import { checkIronicSettings } from '../config/load-config.js';
 import { parseFraction } from '../config/option-values.js';
 import type { ReconcileSettings } from '../config/types.js';
@@ -236,8 +236,12 @@ export async function runPlanCommand(ctx: CommandContext, run: PlanRunOptions, b
   const { plan, deferred, stale, applied, result } = outcome;
   logApply(ctx, applied);
   const nothing = isEmptyPlan(plan) && stale.length === 0;
+  // The command that undoes what was written, with the user's --config-file/--config-dir.
+  const undo = applyChanged(result) && result.journalPath !== undefined ? undoCommandLine(ctx.selfCommand, ctx.configSources, result.journalPath) : undefined;
   if (plan.units.length > 0) ctx.stderr.write(`${doneLine(result, plan.units.length)}\n`);
-  if (json) printJson(ctx, { ...applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result), deferred_units: deferred, breaker: [], ...extras(result) });
+  // An interrupted apply's summary below says it in its own words.
+  if (undo !== undefined && applied.interrupted === undefined) ctx.stderr.write(`undo: ${undo}\n`);
+  if (json) printJson(ctx, { ...applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result), undo_command: undo ?? null, deferred_units: deferred, breaker: [], ...extras(result) });
   else ctx.stdout.write((nothing ? renderPlanText(plan, palette) : renderApplyText(result, palette)) + deferredLine(deferred) + (nothing ? '' : followUp(result)));
   if (applied.interrupted !== undefined) {
     ctx.stderr.write(interruptSummary(applied, plan.units.length, ctx));
