@@ -124,7 +124,7 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     'the cell mappings, not to the address, so they can be undone through any node.',
     '.SH OUTPUT',
     'The reconciliation tables are plain ASCII, one row per line. On a terminal a table wider than the terminal has its widest',
-    'columns cut to fit, marked with \\(u2026 (headers stay whole when they fit); piped, every cell is printed whole.',
+    'columns cut to fit, marked with \\[u2026] (headers stay whole when they fit); piped, every cell is printed whole.',
     'compute_node list, audit and the plan commands\' dry runs take \\fB\\-f\\fR \\fItable\\fR|\\fIjson\\fR|\\fIvalue\\fR|\\fIcsv\\fR',
     '(\\fB\\-f\\fR is \\fB\\-\\-format\\fR) and \\fB\\-c\\fR \\fICOLUMN\\fR (repeatable), as python\\-openstackclient does.',
     '.PP',

@@ -1,4 +1,4 @@
-// nova-manage placement audit's output (nova-behaviour §3.1), its exit
+// nova-manage placement audit's output, its exit
 // codes, and our JSON document. The lines are nova's byte for byte, the
 // trailing space of "...are related. " included; the allocations are printed
 // as the Python dict nova prints (its repr of the provider's share).

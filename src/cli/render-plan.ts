@@ -123,11 +123,16 @@ export function planJson(plan: Plan): object {
   };
 }
 
+/** Whether an apply wrote anything: a unit applied, or a skipped one after some of its changes. */
+export function applyChanged(result: ApplyResult): boolean {
+  return result.outcomes.some((o) => o.status === 'applied' || (o.status === 'skipped' && o.changesApplied > 0));
+}
+
 export function applyJson(plan: Plan, result: ApplyResult): JsonDocument {
   return {
     ...planJson(plan),
     dry_run: false,
-    changed: result.outcomes.some((o) => o.status === 'applied' || (o.status === 'skipped' && o.changesApplied > 0)),
+    changed: applyChanged(result),
     applied: result.outcomes.filter((o) => o.status === 'applied').map((o) => o.unit.id),
     already_done: result.outcomes.filter((o) => o.status === 'already-done').map((o) => o.unit.id),
     skipped: result.outcomes.flatMap((o) => (o.status === 'skipped' ? [{ id: o.unit.id, reason: o.reason, changes_applied: o.changesApplied }] : [])),

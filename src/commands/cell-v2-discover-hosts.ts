@@ -32,7 +32,7 @@ export const discoverHostsCommand: CommandSpec<DiscoverHostsOptions> = {
     { flags: '--verbose', description: 'print every host checked and every mapping created, as nova-manage does' },
     { flags: '--strict', description: 'exit 0 only when at least one new host mapping was created, 1 otherwise' },
     { flags: '--by-service', description: 'discover hosts by nova-compute service instead of by compute node' },
-    { flags: '--dry-run', description: 'show what would be mapped ("Would create ..." lines with --verbose) and write nothing' },
+    { flags: '--dry-run', description: 'show what would be mapped ("Would create ..." lines with --verbose) and write nothing; with --remap: print the plan, the default without --apply' },
     { flags: '--expect <hosts>', description: 'comma-separated hosts that must end up mapped; repeatable', repeatable: true },
     { flags: '--expect-file <file>', description: 'expected hosts, one per line (# comments and blank lines ignored)' },
     { flags: '--wait <seconds>', description: 'with --expect: keep discovering for up to this many seconds until every expected host is mapped (default 0: one pass)' },

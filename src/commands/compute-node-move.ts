@@ -89,7 +89,7 @@ interface FollowUp {
 /**
  * The source services left without a node: Nova's own service delete (through
  * the API) removes their host mapping and provider. Not done here: this tool
- * writes no service row (DESIGN.md). On a dry run: the services that would be
+ * writes no service row. On a dry run: the services that would be
  * left without a node.
  */
 function followUps(mp: NodeMovePlan, result: ApplyResult | undefined): FollowUp[] {

@@ -74,7 +74,7 @@ function discoverMode(raw: CommandOptions): 'plain' | 'expect' | 'remap' {
   const given = (key: string): boolean => givenOption(raw, key);
   const expecting = given('expect') || given('expectFile');
   if (given('remap')) {
-    const clash = ['expect', 'expectFile', 'wait', 'interval', 'strict', 'dryRun', 'byService', 'verbose'].filter(given);
+    const clash = ['expect', 'expectFile', 'wait', 'interval', 'strict', 'byService', 'verbose'].filter(given);
     if (clash.length > 0) throw usage(`--remap cannot be combined with ${clash.map(flag).join(', ')}`);
     return 'remap';
   }

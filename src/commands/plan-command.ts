@@ -4,12 +4,12 @@
 // again under the apply lock and apply), render its outcome, and map it to an
 // exit code: a dry run exits 3 (0 when empty), an apply by applyExitCode.
 import { RECONCILE_EXIT, applyExitCode, reconcileExitCodes } from '../cli/exit-codes.js';
-import { PLAN_COLUMNS, applyJson, planJson, planListing, renderApplyText, renderPlanText } from '../cli/render-plan.js';
+import { PLAN_COLUMNS, applyChanged, applyJson, planJson, planListing, renderApplyText, renderPlanText } from '../cli/render-plan.js';
 import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js';
 import { paletteFor } from '../cli/colour.js';
 import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns, type ListingFormat } from '../cli/listing.js';
 import { flagOption, stringOption } from '../cli/options.js';
-import { planWithConfigArguments } from '../cli/suggestions.js';
+import { planWithConfigArguments, undoCommandLine } from '../cli/suggestions.js';
 import { checkIronicSettings } from '../config/load-config.js';
 import { parseFraction } from '../config/option-values.js';
 import type { ReconcileSettings } from '../config/types.js';
@@ -26,8 +26,12 @@ import { createProgress } from '../cli/progress.js';
 import { signalExitCode } from '../cli/context.js';
 import { formatInterruptSummary } from '../cli/suggestions.js';
 
+/** A plan command's --dry-run: what it does without --apply anyway, accepted so that every mutating command takes it. */
+export const DRY_RUN_OPTION: OptionSpec = { flags: '--dry-run', description: 'print the plan and change nothing: the default without --apply; not with --apply' };
+
 export const APPLY_OPTIONS: readonly OptionSpec[] = [
   { flags: '--apply', description: 'apply the plan; without it the plan is printed and nothing changes' },
+  DRY_RUN_OPTION,
   { flags: '--journal <file>', description: 'write the journal of applied changes here (default: a timestamped file in [nova_reconcile] journal_dir)' },
   { flags: '--plan-out <file>', description: 'dry run only: also write the plan to FILE (versioned JSON, no secrets) for review and --plan-in' },
   {
@@ -68,7 +72,7 @@ export const PLAN_EXIT_CODES = reconcileExitCodes({
 });
 
 /** Options that say how to run, print and apply, not what to plan (a plan file records the others). */
-const RUN_OPTIONS: ReadonlySet<string> = new Set(['apply', 'journal', 'format', 'column', 'planOut', 'planIn', 'maxCount', 'maxApplyUnits', 'maxApplyFraction', 'allowLargePlan', 'skipRefused']);
+const RUN_OPTIONS: ReadonlySet<string> = new Set(['apply', 'dryRun', 'journal', 'format', 'column', 'planOut', 'planIn', 'maxCount', 'maxApplyUnits', 'maxApplyFraction', 'allowLargePlan', 'skipRefused']);
 
 /**
  * How to run, print and apply a plan, as given on the command line (checked
@@ -101,6 +105,7 @@ export function parsePlanRun(raw: CommandOptions): PlanRunOptions {
   const format = listingFormat(raw);
   const columns = columnsOption(raw, PLAN_COLUMNS);
   const apply = flagOption(raw, 'apply');
+  if (apply && flagOption(raw, 'dryRun')) throw new ReconcileError('usage', '--dry-run and --apply contradict each other: without --apply the plan is only printed (the dry run), with it the plan is applied');
   if (apply && (format === 'value' || format === 'csv' || columns !== undefined))
     throw new ReconcileError('usage', `${columns === undefined ? `-f ${format}` : '-c'} lists the rows of a dry run's plan; with --apply the result is printed as text (-f table) or json`);
   const maxCount = parseMaxCount(stringOption(raw, 'maxCount'));
@@ -231,8 +236,12 @@ export async function runPlanCommand(ctx: CommandContext, run: PlanRunOptions, b
   const { plan, deferred, stale, applied, result } = outcome;
   logApply(ctx, applied);
   const nothing = isEmptyPlan(plan) && stale.length === 0;
+  // The command that undoes what was written, with the user's --config-file/--config-dir.
+  const undo = applyChanged(result) && result.journalPath !== undefined ? undoCommandLine(ctx.selfCommand, ctx.configSources, result.journalPath) : undefined;
   if (plan.units.length > 0) ctx.stderr.write(`${doneLine(result, plan.units.length)}\n`);
-  if (json) printJson(ctx, { ...applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result), deferred_units: deferred, breaker: [], ...extras(result) });
+  // An interrupted apply's summary below says it in its own words.
+  if (undo !== undefined && applied.interrupted === undefined) ctx.stderr.write(`undo: ${undo}\n`);
+  if (json) printJson(ctx, { ...applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result), undo_command: undo ?? null, deferred_units: deferred, breaker: [], ...extras(result) });
   else ctx.stdout.write((nothing ? renderPlanText(plan, palette) : renderApplyText(result, palette)) + deferredLine(deferred) + (nothing ? '' : followUp(result)));
   if (applied.interrupted !== undefined) {
     ctx.stderr.write(interruptSummary(applied, plan.units.length, ctx));

@@ -1,7 +1,7 @@
 // Cell URL templating, exactly as nova/objects/cell_mapping.py
 // (CellMapping._format_url, format_db_url, format_mq_url; Rocky 18.0.0,
 // commit 50658ee) renders cell_mappings.database_connection and
-// transport_url each time a row is loaded. See nova-behaviour.md §9.
+// transport_url each time a row is loaded.
 //
 // The variables come from urllib.parse.urlparse of the *local* process's
 // [database]/connection or [DEFAULT]/transport_url, with Python's quirks:

@@ -1,4 +1,4 @@
-// nova.conf loading with oslo.config's semantics (nova-behaviour.md §10),
+// nova.conf loading with oslo.config's semantics,
 // producing the frozen NovaConfig every other layer reads.
 //
 // Order of application, as cfg.ConfigOpts._parse_config_files does it:

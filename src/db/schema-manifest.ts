@@ -16,7 +16,7 @@ function freezeManifest(manifest: Record<SchemaKind, Record<string, string[]>>):
 }
 
 const TIMESTAMPS = ['created_at', 'updated_at'];
-/** oslo.db SoftDeleteMixin: deleted = id once soft-deleted (nova-behaviour.md §8.1). */
+/** oslo.db SoftDeleteMixin: deleted = id once soft-deleted. */
 const SOFT_DELETE = ['deleted_at', 'deleted'];
 
 export const TOUCHED_SCHEMA: SchemaManifest = freezeManifest({

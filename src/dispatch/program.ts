@@ -14,7 +14,7 @@ import { stringOption } from '../cli/options.js';
 import { renderCommandHelpFooter, renderTopLevelHelp, type CommandSummary } from '../cli/help.js';
 import { reportError } from '../cli/report-error.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
-import { findCommand, loadCommandIndex } from './command-index.js';
+import { findCommand, loadCommandIndex, similarCommands } from './command-index.js';
 import { loadCommandSpec } from './command-modules.js';
 import { VERSION, VERSION_ARGUMENTS } from '../cli/version.js';
 import { renderStats } from '../cli/stats.js';
@@ -65,7 +65,9 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
         throw new ReconcileError('usage', `"${rest[0]}" needs an action: one of ${actions}`, { hint: `run \`nova-reconcile ${rest[0]} --help\`` });
       }
       const words = rest.filter((w) => !w.startsWith('-')).slice(0, 2).join(' ');
-      throw new ReconcileError('usage', `unknown command "${words}"`, { hint: 'run `nova-reconcile --help` for the list of commands' });
+      const similar = similarCommands(index, rest);
+      const didYouMean = similar.length === 0 ? '' : `Did you mean ${similar.map((c) => `"${c}"`).join(' or ')}? `;
+      throw new ReconcileError('usage', `unknown command "${words}"`, { hint: `${didYouMean}run \`nova-reconcile --help\` for the list of commands` });
     }
     family = found.family;
     // Only this command's module is loaded (command-modules.ts).

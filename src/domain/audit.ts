@@ -26,7 +26,7 @@ import { FINDING_KINDS, type Finding, type FindingKind, type FindingValue, type 
 /**
  * Seconds by which an ironic node's last save may trail its service's last
  * heartbeat before it is listed as a suspect. An idle ironic node is not
- * re-saved (nova-behaviour §5.4), so this is a hint to check ironic, never
+ * re-saved, so this is a hint to check ironic, never
  * a reason to delete.
  */
 export const SUSPECT_ORPHAN_AGE = 24 * 60 * 60;

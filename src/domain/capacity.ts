@@ -1,6 +1,6 @@
 // Placement's capacity rules for one (provider, resource class) when an
 // allocation is written (placement/objects/allocation.py
-// _check_capacity_exceeded; nova-behaviour §8.2):
+// _check_capacity_exceeded):
 //  - the provider must have inventory of the class;
 //  - min_unit <= amount <= max_unit and amount % step_size == 0;
 //  - used by others + amount <= (total - reserved) * allocation_ratio, as a float.

@@ -1,4 +1,4 @@
-// Nova's ironic hash ring, bit for bit (nova-behaviour §6): tooz's
+// Nova's ironic hash ring, bit for bit: tooz's
 // HashRing(members, partitions=32) with md5, and a node's owner found by the
 // md5 of its uuid. A member m gets 32 ring points: one md5 object is seeded
 // with m and updated with m 32 more times, and the digest after each update

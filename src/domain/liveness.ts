@@ -1,4 +1,4 @@
-// Nova's servicegroup rule (DbDriver.is_up, nova-behaviour §7): a service is
+// Nova's servicegroup rule (DbDriver.is_up): a service is
 // up when it is not forced down and its last heartbeat, or its creation when
 // it never reported, is at most service_down_time away from now. The distance
 // is absolute, so a heartbeat from the future (a skewed clock) also counts as

@@ -1,5 +1,5 @@
 // nova-manage placement audit's definition of an orphaned allocation
-// (nova-behaviour §3.1; nova/cmd/manage.py:PlacementCommands.audit and
+// (nova/cmd/manage.py:PlacementCommands.audit and
 // _check_orphaned_allocations_for_provider), as a pure function of a
 // Snapshot. For every provider, in the order GET /resource_providers lists
 // them, a consumer is orphaned when its allocations ON THIS PROVIDER use at

@@ -4,7 +4,7 @@
 //
 // - every NOT NULL column is filled, and `deleted = 0` / `mapped = 0` are
 //   written explicitly: the DDL defaults are NULL, and NULL rows are invisible
-//   to Nova (`deleted = 0`, `mapped < 1`, nova-behaviour §1.3, §8.1);
+//   to Nova (`deleted = 0`, `mapped < 1`);
 // - timestamps are naive UTC 'YYYY-MM-DD HH:MM:SS' strings; created_at is set
 //   and updated_at is what Nova leaves there (NULL on a bare insert, the last
 //   save otherwise);

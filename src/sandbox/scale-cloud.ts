@@ -3,8 +3,8 @@
 // with its inventory and COMPUTE_NODE trait, instances with their mappings,
 // consumers and allocations) and chosen fractions of the broken states that
 // the commands exist for. Everything goes in with multi-row INSERTs and
-// set-based UPDATEs, and looks like what Nova and Placement write
-// (nova-behaviour.md §1.3, §8): a generated cloud must plan exactly the
+// set-based UPDATEs, and looks like what Nova and Placement write:
+// a generated cloud must plan exactly the
 // units a real cloud in that state would.
 //
 // The broken states:

@@ -46,7 +46,7 @@ const SQLITE_CHUNK = 400;
 /** Service version of a Zed (26.x) nova-compute: nova/objects/service.py SERVICE_VERSION. */
 const ZED_SERVICE_VERSION = 64;
 
-/** Zed's initial_*_allocation_ratio defaults, written explicitly (nova-behaviour.md §1.3). */
+/** Zed's initial_*_allocation_ratio defaults, written explicitly. */
 const CPU_ALLOCATION_RATIO = 16.0;
 const RAM_ALLOCATION_RATIO = 1.5;
 const DISK_ALLOCATION_RATIO = 1.0;

@@ -77,9 +77,9 @@ describe('progress on a terminal and piped', () => {
     expect(draws.length).toBeGreaterThanOrEqual(2);
     for (const draw of draws) expect(draw.length).toBeLessThanOrEqual(80);
     const lines = screen.split('\n');
-    // journal:, done N/N, [exit]: three lines for the whole apply, whatever the number of units.
-    expect(lines.filter((l) => l !== '')).toHaveLength(3);
-    expect(screen).toMatch(new RegExp(`\\r\\x1b\\[Kdone ${units}/${units} unit\\(s\\): ${units} applied, 0 already done, 0 skipped\\r\\n`));
+    // journal:, done N/N, undo:, [exit]: four lines for the whole apply, whatever the number of units.
+    expect(lines.filter((l) => l !== '')).toHaveLength(4);
+    expect(screen).toMatch(new RegExp(`\\r\\x1b\\[Kdone ${units}/${units} unit\\(s\\): ${units} applied, 0 already done, 0 skipped\\r\\nundo: .* undo \\S+ --apply\\r\\n`));
   }, 60_000);
 
   it('a re-run with nothing to do draws nothing and prints nothing on stderr, on a terminal or piped', async () => {
@@ -99,8 +99,8 @@ describe('progress on a terminal and piped', () => {
       );
       const piped = await runBin([...fresh.args, 'compute_node', 'rebalance', '--apply']);
       expect(piped.code).toBe(4);
-      expect(piped.stderr).toMatch(new RegExp(`^journal: \\S+\ndone ${units}/${units} unit\\(s\\): ${units} applied, 0 already done, 0 skipped\n$`));
       const journal = /^journal: (\S+)$/m.exec(piped.stderr)?.[1] ?? '';
+      expect(piped.stderr).toMatch(new RegExp(`^journal: \\S+\ndone ${units}/${units} unit\\(s\\): ${units} applied, 0 already done, 0 skipped\nundo: .* undo ${journal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --apply\n$`));
       expect((await runBin([...fresh.args, 'undo', journal, '--apply'])).code).toBe(4);
       const asked = await runBin([...fresh.args, '--progress', 'compute_node', 'rebalance', '--apply']);
       expect(asked.code).toBe(4);

@@ -1,6 +1,6 @@
 // host_mappings in the API database. Host names are compared by the
 // database, never in JavaScript: Nova's column is utf8mb3_general_ci, so
-// 'C1-A ' and 'c1-a' are the same host (nova-behaviour §1.7). On SQLite the
+// 'C1-A ' and 'c1-a' are the same host. On SQLite the
 // sandbox schema declares the column NOCASE and lookups also ignore trailing
 // spaces with rtrim().
 import type { Knex } from 'knex';

@@ -1,5 +1,5 @@
 // Compare-and-swap writes in the placement database, with Placement's own
-// rules (nova-behaviour §8.2): a provider is deleted only without
+// rules: a provider is deleted only without
 // allocations and children, together with its inventories, trait links and
 // aggregate links; allocation writes bump the consumer's generation and the
 // generation of every provider left in its allocation set (and, beyond
@@ -161,7 +161,7 @@ function planRemoval(trx: Knex.Transaction, expect: RemoveAllocationsExpect, [co
   });
 
   // The provider that lost the allocations is bumped too (issue 13 item 6).
-  // Placement itself leaves it alone (nova-behaviour §8.2), but a nova cache
+  // Placement itself leaves it alone, but a nova cache
   // that compares the generation then sees that its allocations changed.
   const bump = (rp: Row): Knex.QueryBuilder =>
     trx('resource_providers')

@@ -1,5 +1,5 @@
 // A consumer's allocations replaced as PUT /allocations/{consumer} replaces
-// them (Placement 8.0.0, nova-behaviour §8.2), written directly: used by
+// them (Placement 8.0.0), written directly: used by
 // `placement heal_allocations`. Under lock, in the caller's transaction:
 // the consumer (absent, or at its planned generation), its current rows (as
 // planned), every provider of the new set (at its planned generation) and
