@@ -8,9 +8,9 @@
 import type { Finding } from './finding.js';
 import type { ComputeNodeRec } from './model.js';
 import { NOVA_IRONIC_BY_UUID, novaKnowsIronicByUuid } from './nova-release.js';
-import type { SnapshotIndex } from './snapshot-index.js';
+import { hostKey, type SnapshotIndex } from './snapshot-index.js';
+import { keyedByIronicNode } from './ironic-nodes.js';
 
-const sameUuid = (a: string | null, b: string | null): boolean => a !== null && b !== null && a.toLowerCase() === b.toLowerCase();
 
 /** Every finding of this file, on the index of a snapshot whose release is 27.0.0+. */
 export function findNewerNovaProblems(ix: SnapshotIndex): Finding[] {
@@ -22,11 +22,11 @@ export function findNewerNovaProblems(ix: SnapshotIndex): Finding[] {
 function findRetiredNodeUuidRows(ix: SnapshotIndex): Finding[] {
   const out: Finding[] = [];
   for (const deleted of ix.snapshot.computeNodes) {
-    if (!deleted.deleted || deleted.hypervisorType !== 'ironic' || !sameUuid(deleted.uuid, deleted.hypervisorHostname)) continue;
+    if (!deleted.deleted || !keyedByIronicNode(deleted)) continue;
     const hh = (deleted.hypervisorHostname as string).toLowerCase();
     const live = (ix.liveNodesByHypervisorHostname.get(hh) ?? []).filter((n) => n.cellUuid === deleted.cellUuid);
-    if (live.length === 0 || live.some((n) => sameUuid(n.uuid, n.hypervisorHostname))) continue;
-    const sameHost = live.filter((n) => (n.host ?? '').toLowerCase() === (deleted.host ?? '').toLowerCase());
+    if (live.length === 0 || live.some(keyedByIronicNode)) continue;
+    const sameHost = live.filter((n) => hostKey(n.host) === hostKey(deleted.host));
     out.push({
       kind: 'node-uuid-row-deleted',
       cellUuid: deleted.cellUuid,
@@ -59,7 +59,7 @@ function findProviderUuidMismatches(ix: SnapshotIndex): Finding[] {
     const provider = ix.providerByName.get(hh);
     if (provider === undefined) continue;
     for (const node of nodes) {
-      if (node.hypervisorType !== 'ironic' || !sameUuid(node.uuid, node.hypervisorHostname) || sameUuid(provider.uuid, node.uuid)) continue;
+      if (!keyedByIronicNode(node) || provider.uuid.toLowerCase() === (node.uuid as string).toLowerCase()) continue;
       const owner = ix.liveNodeByUuid.get(provider.uuid) ?? ix.deletedNodeByUuid.get(provider.uuid);
       out.push({
         kind: 'provider-uuid-mismatch',
@@ -93,7 +93,7 @@ function findComputeIdMismatches(ix: SnapshotIndex): Finding[] {
     const row = byId.get(`${inst.cellUuid}|${inst.computeId}`);
     const foreign =
       row !== undefined &&
-      ((row.hypervisorHostname ?? '').toLowerCase() !== (inst.node ?? '').toLowerCase() || (row.host ?? '').replace(/ +$/, '').toLowerCase() !== (inst.host ?? '').replace(/ +$/, '').toLowerCase());
+      ((row.hypervisorHostname ?? '').toLowerCase() !== (inst.node ?? '').toLowerCase() || hostKey(row.host) !== hostKey(inst.host));
     if (row !== undefined && !row.deleted && !foreign) continue;
     const what = row === undefined ? 'no compute node row' : row.deleted ? `soft-deleted compute node ${row.uuid ?? row.id}` : `compute node ${row.uuid ?? row.id} of node ${row.hypervisorHostname ?? '-'} on ${row.host ?? '-'}`;
     const ironic = row?.hypervisorType === 'ironic' || (inst.node !== null && (ix.liveNodesByHypervisorHostname.get(inst.node.toLowerCase()) ?? []).some((n) => n.hypervisorType === 'ironic'));

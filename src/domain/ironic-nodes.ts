@@ -4,12 +4,21 @@
 // `{"nodes": [...]}`, or plain text with one node uuid per line. The file
 // decides which compute nodes get deleted, so anything doubtful is refused
 // with one line naming the file and the problem, never guessed at.
-import type { IronicNodeRec } from './model.js';
+import type { ComputeNodeRec, IronicNodeRec } from './model.js';
 import { ReconcileError } from '../errors.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The canonical 8-4-4-4-12 form that Nova and Ironic store. */
+/**
+ * An ironic compute node row whose uuid is its hypervisor_hostname, the ironic
+ * node's uuid: the row Nova (Rocky+) creates, and the only one Nova 27.0.0+
+ * looks up, restores and re-homes.
+ */
+export function keyedByIronicNode(n: Pick<ComputeNodeRec, 'hypervisorType' | 'uuid' | 'hypervisorHostname'>): boolean {
+  return n.hypervisorType === 'ironic' && n.uuid !== null && n.hypervisorHostname !== null && n.uuid.toLowerCase() === n.hypervisorHostname.toLowerCase();
+}
+
 export function isUuid(value: string): boolean {
   return UUID.test(value);
 }

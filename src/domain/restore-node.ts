@@ -7,14 +7,25 @@
 // does on a uuid collision: deleted = 0, deleted_at = NULL, id and uuid kept.
 // Refused when a live row has the same uuid or the same (host,
 // hypervisor_hostname), or when the row's nova-compute service is gone.
-import type { Snapshot } from './model.js';
+import type { ComputeNodeRec, Snapshot } from './model.js';
 import type { Plan, Refusal, Unit } from './plan.js';
 import { novaKnowsIronicByUuid } from './nova-release.js';
-import { hostKey, indexSnapshot } from './snapshot-index.js';
+import { hostKey, indexSnapshot, type SnapshotIndex } from './snapshot-index.js';
 
 export const RESTORE_NODE = 'compute_node restore';
 
 export type RestorePlan = { readonly found: true; readonly plan: Plan } | { readonly found: false };
+
+/**
+ * A restored row would be an orphan: no live nova-compute service on its
+ * host, or the service it names by id is deleted (the restore's write checks
+ * the same under lock, db/cell/cas-writes.ts).
+ */
+export function restoredNodeServiceGone(snapshot: Snapshot, ix: SnapshotIndex, deleted: ComputeNodeRec): boolean {
+  if (ix.liveComputeService.get(deleted.cellUuid, deleted.host) === undefined) return true;
+  const byId = deleted.serviceId === null ? undefined : snapshot.services.find((s) => s.cellUuid === deleted.cellUuid && s.id === deleted.serviceId);
+  return byId?.deleted === true;
+}
 
 export function planNodeRestore(snapshot: Snapshot, uuid: string): RestorePlan {
   const ix = indexSnapshot(snapshot);
@@ -40,9 +51,7 @@ export function planNodeRestore(snapshot: Snapshot, uuid: string): RestorePlan {
     });
     return plan();
   }
-  const service = ix.liveComputeService.get(deleted.cellUuid, deleted.host);
-  const byId = deleted.serviceId === null ? undefined : snapshot.services.find((s) => s.cellUuid === deleted.cellUuid && s.id === deleted.serviceId);
-  if (service === undefined || (byId !== undefined && byId.deleted)) {
+  if (restoredNodeServiceGone(snapshot, ix, deleted)) {
     refused.push({ subject, reason: `its nova-compute service on host ${deleted.host ?? '-'} is gone; a restored node would be an orphan`, suggestion: 'nova-reconcile compute_node cleanup_orphans' });
     return plan();
   }

@@ -3,6 +3,7 @@
 // so that what the audit says to keep is never offered for deletion.
 import type { ComputeNodeRec, ProviderRec } from './model.js';
 import type { SnapshotIndex } from './snapshot-index.js';
+import { keyedByIronicNode } from './ironic-nodes.js';
 
 /**
  * A soft-deleted ironic compute node that Nova brings back under the same
@@ -15,7 +16,7 @@ import type { SnapshotIndex } from './snapshot-index.js';
  */
 export function comesBack(ix: SnapshotIndex, deleted: ComputeNodeRec): boolean {
   const hh = deleted.hypervisorHostname;
-  if (deleted.hypervisorType !== 'ironic' || hh === null || deleted.uuid === null || deleted.uuid.toLowerCase() !== hh.toLowerCase()) return false;
+  if (hh === null || !keyedByIronicNode(deleted)) return false;
   if (ix.ironicNodeUuids !== undefined && !ix.ironicNodeUuids.has(hh.toLowerCase())) return false;
   if ((ix.liveNodesByHypervisorHostname.get(hh.toLowerCase()) ?? []).some((n) => n.cellUuid === deleted.cellUuid)) return false;
   return ix.computeServiceCells.has(deleted.cellUuid);

@@ -10,7 +10,8 @@ function byHost(q: Knex.QueryBuilder, dialect: Dialect, host: string): Knex.Quer
   return dialect === 'mysql' ? q.where('host', host) : q.whereRaw('rtrim(host) = rtrim(?) COLLATE NOCASE', [host]);
 }
 
-function sameHost(a: unknown, b: string): boolean {
+/** Host names as the cell columns (utf8mb3_general_ci) compare them: case and trailing spaces ignored. */
+export function sameHost(a: unknown, b: string): boolean {
   return typeof a === 'string' && a.replace(/ +$/, '').toLowerCase() === b.replace(/ +$/, '').toLowerCase();
 }
 

@@ -11,6 +11,7 @@
 import type { Knex } from 'knex';
 import type { Change } from '../../domain/plan.js';
 import type { Dialect } from '../connect.js';
+import { sameHost } from './host-release-writes.js';
 import { CasConflict, selectForShare, selectForUpdate, updatedImage, type Row, type RowImage } from '../row-images.js';
 
 /** What the plan expects, exactly the change's own fields. */
@@ -89,9 +90,7 @@ async function writeInstanceHost(
   // Nova 28.0.0+ links an instance to its compute node row; a save that changes the node must set it too.
   if (computeNodeId !== undefined && 'compute_id' in before) {
     const [node] = await selectForShare(trx, dialect, 'compute_nodes', { id: computeNodeId });
-    // Host names compare as the utf8mb3_general_ci columns do (hostKey).
-    const fold = (h: unknown): string => String(h).replace(/ +$/, '').toLowerCase();
-    if (node === undefined || Number(node['deleted']) !== 0 || fold(node['host']) !== fold(toHost))
+    if (node === undefined || Number(node['deleted']) !== 0 || !sameHost(node['host'], toHost))
       throw new CasConflict(`compute node ${computeNodeId}, which instance ${String(before['uuid'])} is to be linked to, is gone or not on ${toHost}`);
     values['compute_id'] = computeNodeId;
   }

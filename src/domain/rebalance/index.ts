@@ -32,11 +32,12 @@
 // The steps live beside this file: scope.ts (input and grouping), ring.ts
 // (liveness and Nova's hash ring), placement-repair.ts and cell-repair.ts.
 import type { ComputeNodeRec, InstanceRec, Snapshot } from '../model.js';
-import { isUuid } from '../ironic-nodes.js';
+import { isUuid, keyedByIronicNode } from '../ironic-nodes.js';
 import { novaKnowsIronicByUuid } from '../nova-release.js';
 import { ironicTruthArgs } from '../orphan-nodes.js';
 import type { Plan, Refusal, Unit } from '../plan.js';
 import { newPlanState, type PlanState } from '../provider-removal.js';
+import { restoredNodeServiceGone } from '../restore-node.js';
 import { hostKey, indexSnapshot, unitFootprint } from '../snapshot-index.js';
 import { selectInScope, type PlanScope, type ScopedRefusal, type ScopedUnit, type ScopeSubject } from '../plan-scope.js';
 import { OK, byAge, groupKey, type Ctx, type NodePlan, type RingMembers, type Step } from './context.js';
@@ -212,7 +213,7 @@ function checkLegacyDuplicates(ctx: Ctx, rows: readonly ComputeNodeRec[], canoni
 /** On Nova 27.0.0+, the live ironic row whose uuid is its hypervisor_hostname (the ironic node uuid). */
 export function nodeUuidRow(ctx: Ctx, rows: readonly ComputeNodeRec[]): ComputeNodeRec | undefined {
   if (!novaKnowsIronicByUuid(ctx.s.release)) return undefined;
-  return rows.find((r) => r.hypervisorType === 'ironic' && r.uuid !== null && r.hypervisorHostname !== null && r.uuid.toLowerCase() === r.hypervisorHostname.toLowerCase());
+  return rows.find(keyedByIronicNode);
 }
 
 /**
@@ -229,12 +230,9 @@ function retiredNodeUuidRow(
 ): { readonly kind: 'restore'; readonly row: ComputeNodeRec } | { readonly kind: 'refused'; readonly reason: string; readonly suggestion?: string } | undefined {
   if (!novaKnowsIronicByUuid(ctx.s.release) || nodeUuidRow(ctx, rows) !== undefined) return undefined;
   const hh = (rows[0] as ComputeNodeRec).hypervisorHostname as string;
-  const row = (ctx.deletedByNode.get(groupKey(cellUuid, hh)) ?? [])
-    .filter((d) => d.hypervisorType === 'ironic' && d.uuid !== null && d.uuid.toLowerCase() === hh.toLowerCase())
-    .sort((a, b) => b.id - a.id)[0];
+  const row = (ctx.deletedByNode.get(groupKey(cellUuid, hh)) ?? []).filter(keyedByIronicNode).sort((a, b) => b.id - a.id)[0];
   if (row === undefined) return undefined;
-  const byId = row.serviceId === null ? undefined : ctx.s.services.find((s) => s.cellUuid === cellUuid && s.id === row.serviceId);
-  if (ctx.ix.liveComputeService.get(cellUuid, row.host) === undefined || byId?.deleted === true)
+  if (restoredNodeServiceGone(ctx.s, ctx.ix, row))
     return {
       kind: 'refused',
       reason: `the row Nova 27.0.0+ uses for it (uuid ${row.uuid ?? '-'}, id ${row.id}) is soft-deleted and its nova-compute service on ${row.host ?? '-'} is gone, so it cannot be restored in place`,
