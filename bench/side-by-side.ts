@@ -171,6 +171,19 @@ function newestJournal(cwd: string): string | undefined {
   return name === '' ? undefined : join(cwd, name);
 }
 
+/** The lines between the common head and tail of two outputs, old then new. */
+function lineDiff(a: string, b: string): string {
+  const x = a.split('\n');
+  const y = b.split('\n');
+  let head = 0;
+  while (head < x.length && head < y.length && x[head] === y[head]) head++;
+  let tail = 0;
+  while (tail < x.length - head && tail < y.length - head && x[x.length - 1 - tail] === y[y.length - 1 - tail]) tail++;
+  const part = (lines: string[], sign: string): string =>
+    lines.slice(head, lines.length - tail).slice(0, 40).map((l) => `${sign} ${l}\n`).join('');
+  return `  @ line ${head + 1}\n${part(x, '-')}${part(y, '+')}`;
+}
+
 function compare(what: string, a: readonly Run[], b: readonly Run[], verbose: boolean): number {
   let differences = 0;
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
@@ -181,7 +194,7 @@ function compare(what: string, a: readonly Run[], b: readonly Run[], verbose: bo
       const label = x?.label ?? y?.label ?? '?';
       process.stdout.write(`DIFFERENT ${what}: ${label}\n`);
       for (const key of ['rc', 'stdout', 'stderr'] as const) {
-        if (x?.[key] !== y?.[key]) process.stdout.write(`  ${key}:\n--- old\n${String(x?.[key])}\n+++ new\n${String(y?.[key])}\n`);
+        if (x?.[key] !== y?.[key]) process.stdout.write(`  ${key}:\n${lineDiff(String(x?.[key]), String(y?.[key]))}`);
       }
     } else if (verbose) {
       process.stdout.write(`same ${what}: ${x.label} (rc ${String(x.rc)})\n`);
@@ -197,18 +210,20 @@ function sandboxes(opts: Options, work: string): number {
   const helpSteps = [['help'], ['--help'], ['--version'], ['completion', 'bash'], ['completion', 'zsh'], ...helps.map((h) => [...h, '--help'])];
   differences += compare('help', runSteps(opts.oldDir, [], helpSteps, work), runSteps(opts.newDir, [], helpSteps, work), opts.verbose);
   for (const scenario of SCENARIOS) {
+    // The sandbox names its own folder (nova.conf, the cell mappings' URLs):
+    // it is created where both builds run it and kept aside as the pristine
+    // copy each build starts from.
     const pristine = join(work, `pristine-${scenario}`);
     const sandbox = join(work, 'sandbox');
-    const created = run(opts.oldDir, ['sandbox', 'create', pristine, '--scenario', scenario], work);
+    rmSync(sandbox, { recursive: true, force: true });
+    const created = run(opts.oldDir, ['sandbox', 'create', sandbox, '--scenario', scenario], work);
     if (created.rc !== 0) throw new Error(`sandbox create ${scenario} failed: ${created.stderr}`);
+    cpSync(sandbox, pristine, { recursive: true });
     const results: Run[][] = [];
     for (const dir of [opts.oldDir, opts.newDir]) {
       rmSync(sandbox, { recursive: true, force: true });
       cpSync(pristine, sandbox, { recursive: true });
-      // The nova.conf names the pristine folder: the copy is its own.
-      const conf = join(sandbox, 'nova.conf');
-      spawnSync('sed', ['-i', `s#${pristine}#${sandbox}#g`, conf]);
-      const c = ['--config-file', conf];
+      const c = ['--config-file', join(sandbox, 'nova.conf')];
       results.push(runSteps(dir, c, [...READS, ...ERRORS, ...WRITES, ...READS.slice(0, 8)], sandbox));
     }
     differences += compare(`sandbox ${scenario}`, results[0] ?? [], results[1] ?? [], opts.verbose);
