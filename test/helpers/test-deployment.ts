@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
 import { migrateSchema, type SchemaKind } from '../../src/db/migrate.js';
 import { mapSandboxCells } from '../../src/sandbox/create-sandbox.js';
 import { findScenario, type ScenarioDatabases } from '../../src/sandbox/scenarios.js';
-import { describe } from 'vitest';
+import { afterAll, describe } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { withDeployment, type Deployment } from '../../src/db/deployment.js';
 import { generateCloud, type CloudOptions, type CloudResult } from '../../src/sandbox/scale-cloud.js';
@@ -30,6 +30,14 @@ export interface TestDeployment {
   url(name: DbName): string;
   cleanup(): Promise<void>;
 }
+
+// Deployments a test file created and did not clean up itself (one made per
+// test, or a failing beforeAll): removed when the file ends, so nothing is
+// left in the temporary directory or on the MariaDB server.
+const open = new Set<TestDeployment>();
+afterAll(async () => {
+  for (const d of [...open]) await d.cleanup();
+});
 
 const NAMES: readonly DbName[] = ['api', 'cell0', 'cell1', 'cell2', 'placement'];
 const KIND: Readonly<Record<DbName, SchemaKind>> = { api: 'api', cell0: 'cell', cell1: 'cell', cell2: 'cell', placement: 'placement' };
@@ -75,7 +83,7 @@ export async function createTestDeployment(dialect: TestDialect, scenarioName = 
         '',
       ].join('\n'),
     );
-    return {
+    const deployment: TestDeployment = {
       dialect,
       dir,
       confPath,
@@ -84,10 +92,13 @@ export async function createTestDeployment(dialect: TestDialect, scenarioName = 
       knex: store.knex,
       url: store.url,
       cleanup: async () => {
+        if (!open.delete(deployment)) return;
         await store.cleanup();
         rmSync(dir, { recursive: true, force: true });
       },
     };
+    open.add(deployment);
+    return deployment;
   } catch (err) {
     await store.cleanup().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });

@@ -3,10 +3,10 @@
 // ring per partition in rebalance, checked against the owners the real tooz
 // computed for each partition's members (test/fixtures/hashring-vectors.json,
 // scripts/gen-tooz-vectors.py).
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parsePartitions } from '../../src/config/ironic-partitions.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { auditSnapshot } from '../../src/domain/audit.js';
@@ -160,8 +160,9 @@ describe('rebalance: one hash ring per partition, as tooz computes it', () => {
 });
 
 describe('partitions and [ironic] from nova.conf', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nrc-part-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const load = (text: string) => {
-    const dir = mkdtempSync(join(tmpdir(), 'nrc-part-'));
     const path = join(dir, 'nova.conf');
     writeFileSync(path, text);
     return loadConfig({ sources: [{ kind: 'file', path }], env: {}, home: dir, searchRoots: [], isWritableDir: () => false });
