@@ -2,7 +2,7 @@
 // one JSON document `{ "findings": [...], "counts": { kind: n } }`.
 import type { JsonDocument } from './json-contract.js';
 import type { CellRec } from '../domain/model.js';
-import { countFindings, type Finding } from '../domain/audit.js';
+import { countFindings, type Finding } from '../domain/audit/index.js';
 import { assertNever } from '../errors.js';
 import type { RunContext } from './context.js';
 import { paletteFor } from './colour.js';

@@ -34,7 +34,7 @@ export function renderPlacementAuditLines(result: PlacementAuditResult, verbose:
       else if (outcome.status === 'deleted') say(`Deleted allocations for consumer UUID ${c} on Resource Provider ${provider.uuid}: ${dict}`);
       else say(`Allocations for consumer UUID ${c} on Resource Provider ${provider.uuid} can be deleted: ${dict}`);
     }
-    // A deliberate difference from nova-manage: these are never deleted (src/domain/placement-audit.ts).
+    // A deliberate difference from nova-manage: these are never deleted (src/domain/audit/nova-orphaned-allocations.ts).
     for (const k of provider.kept)
       say(`Allocations for consumer UUID ${k.consumerUuid} on Resource Provider ${provider.uuid} are kept, not deleted: ${k.reason}: ${pythonResourcesRepr(k.resources)}`);
     if (result.stoppedAt === provider.uuid) {

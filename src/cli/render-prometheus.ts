@@ -4,7 +4,7 @@
 // alert on `> 0` sees a kind go back to clean instead of a series vanishing.
 // A failed audit writes success 0 with its duration and time and no
 // findings (they are unknown), so "the audit stopped working" can alert too.
-import { FINDING_KINDS, type Finding } from '../domain/audit.js';
+import { FINDING_KINDS, type Finding } from '../domain/audit/index.js';
 import type { CellRec } from '../domain/model.js';
 
 export interface AuditMetrics {

@@ -6,7 +6,7 @@
 // options are put back, in command-line order (a --config-dir is read at its
 // position), each path quoted for a POSIX shell so the line can be pasted.
 import type { ConfigSource } from '../config/types.js';
-import type { Finding } from '../domain/audit.js';
+import type { Finding } from '../domain/audit/index.js';
 import type { Plan } from '../domain/plan.js';
 import { shellWord } from '../domain/text-and-maps.js';
 

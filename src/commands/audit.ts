@@ -7,7 +7,7 @@ import { flagOption, stringOption } from '../cli/options.js';
 import { findingsWithConfigArguments } from '../cli/suggestions.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
 import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
-import { FINDING_KINDS, type FindingKind } from '../domain/audit.js';
+import { FINDING_KINDS, type FindingKind } from '../domain/audit/index.js';
 import { ReconcileError } from '../errors.js';
 import { runAudit, type AuditRunOptions } from '../operations/audit.js';
 import { createProgress } from '../cli/progress.js';

@@ -4,7 +4,7 @@ import { type Interrupts } from '../cli/context.js';
 import { flagOption, stringOption } from '../cli/options.js';
 import { formatInterruptSummary } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
-import { NOVA_RESOURCE_CLASSES } from '../domain/placement-audit.js';
+import { NOVA_RESOURCE_CLASSES } from '../domain/audit/nova-orphaned-allocations.js';
 import { runPlacementAudit } from '../operations/placement-audit.js';
 import { journalSettings, printJson, useDeployment } from './deployment.js';
 

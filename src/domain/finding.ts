@@ -1,6 +1,6 @@
 // What the audit reports: one finding per problem, of a known kind, with the
 // objects involved and what to do next. A type of its own so that the audit's
-// parts (audit.ts, audit-placement.ts) share it without importing each other.
+// parts (the files of audit/) share it without importing each other.
 
 /** Every kind, in the order findings are listed. */
 export const FINDING_KINDS = [
@@ -23,7 +23,7 @@ export const FINDING_KINDS = [
   'instance-without-allocation',
   'orphaned-allocation',
   'soft-deleted-node-with-provider',
-  // Nova 27.0.0+ only (audit-newer-nova.ts).
+  // Nova 27.0.0+ only (audit/newer-nova.ts).
   'node-uuid-row-deleted',
   'provider-uuid-mismatch',
   'instance-compute-id-mismatch',

@@ -5,14 +5,14 @@
 // memory that does not grow with the allocations table).
 import type { DeploymentRelease } from '../domain/nova-release.js';
 import type { Deployment } from '../db/deployment.js';
-import { openAudit, type Finding, type FindingKind } from '../domain/audit.js';
+import { openAudit, type Finding, type FindingKind } from '../domain/audit/index.js';
 import { checkScopeNames } from '../domain/plan-scope.js';
 import type { AllocationRec, CellRec, IronicOrigin } from '../domain/model.js';
 import { readSnapshot, streamAllocations, type IronicSource } from './read-snapshot.js';
 import { resolveCellArgument } from './scope.js';
 
 export interface AuditRunOptions {
-  /** Report only this cell's findings, by uuid or name (every cell is still read: see domain/audit.ts). */
+  /** Report only this cell's findings, by uuid or name (every cell is still read: see domain/audit/index.ts). */
   readonly cell?: string;
   /** Report only the findings about this host. */
   readonly host?: string;
@@ -20,7 +20,7 @@ export interface AuditRunOptions {
   readonly kinds?: readonly FindingKind[];
   readonly ironic?: IronicSource;
   readonly progress?: (line: string) => void;
-  /** Each check of the audit, after the reads (see domain/audit.ts). */
+  /** Each check of the audit, after the reads (see domain/audit/index.ts). */
   readonly onStep?: (step: string, index: number, total: number) => void;
 }
 

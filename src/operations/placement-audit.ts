@@ -1,6 +1,6 @@
 // placement audit: read a snapshot (without --delete the allocations are
 // streamed one consumer at a time, never held: openPlacementAudit), find the
-// orphaned allocations by nova's definition (src/domain/placement-audit.ts),
+// orphaned allocations by nova's definition (src/domain/audit/nova-orphaned-allocations.ts),
 // and with --delete (on a whole read) remove them
 // the way nova-manage walks them: provider by provider, consumer by consumer,
 // each one compare-and-swap transaction journaled before it commits (so
@@ -15,7 +15,7 @@ import { countConsumerAllocations } from '../db/placement/allocation-counts.js';
 import { CasConflict } from '../db/row-images.js';
 import { writeJournaled, WriteFailed } from './journaled-write.js';
 import { utcNowString } from '../db/time.js';
-import { auditPlacementAllocations, ConsumerSplit, openPlacementAudit, orphansOf, type AuditedProvider, type OrphanedConsumer, type PlacementAuditReport } from '../domain/placement-audit.js';
+import { auditPlacementAllocations, ConsumerSplit, openPlacementAudit, orphansOf, type AuditedProvider, type OrphanedConsumer, type PlacementAuditReport } from '../domain/audit/nova-orphaned-allocations.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock } from './apply-plan.js';
 import { journalHeader, defaultJournalPath, openJournal, type JournalSettings, type JournalWriter } from './journal.js';

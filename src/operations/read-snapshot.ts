@@ -38,7 +38,7 @@ import {
 import { StringPool } from '../db/string-pool.js';
 import { describeDriverError } from '../db/driver-errors.js';
 import { implausibleList, ironicListCoverage, parseIronicNodes } from '../domain/ironic-nodes.js';
-import { ConsumerSplit } from '../domain/placement-audit.js';
+import { ConsumerSplit } from '../domain/audit/nova-orphaned-allocations.js';
 import type { AllocationRec, CellRec, ComputeNodeRec, InstanceRec, IronicNodeRec, IronicOrigin, MigrationRec, PlacementSnapshot, ServiceRec, Snapshot } from '../domain/model.js';
 import { ReconcileError, isReconcileError } from '../errors.js';
 import { describeFileError, errnoOf, readTextFile } from '../files.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
-import { FINDING_KINDS } from '../../src/domain/audit.js';
+import { FINDING_KINDS } from '../../src/domain/audit/index.js';
 
 const CELL1 = '4dde17f6-6b53-4318-915d-00c67a4771f4';
 const CELL2 = '39d68972-336c-428f-8ff5-77ff98269691';

@@ -10,7 +10,7 @@ import { DELETED_IRONIC_NODE, deletedIronicNodeIronicList } from '../../src/sand
 import { LIBVIRT_HOSTS } from '../../src/sandbox/scenarios/libvirt.js';
 import { STALE_PROVIDER } from '../../src/sandbox/scenarios/stale-provider.js';
 import { IRONIC_FAILOVER } from '../../src/sandbox/scenarios/ironic-failover.js';
-import { FINDING_KINDS } from '../../src/domain/audit.js';
+import { FINDING_KINDS } from '../../src/domain/audit/index.js';
 import { scenarioClock } from '../../src/sandbox/clock.js';
 
 interface JsonFinding {

@@ -21,12 +21,12 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
 import { createTestDeployment, describeEachDialect, generateTestCloud, useDeployment, type TestDeployment } from '../helpers/test-deployment.js';
 import { streamAllocationsByConsumer } from '../../src/db/placement/snapshot-reads.js';
-import { auditSnapshot, countFindings } from '../../src/domain/audit.js';
+import { auditSnapshot, countFindings } from '../../src/domain/audit/index.js';
 import type { AllocationRec } from '../../src/domain/model.js';
 import { runAudit } from '../../src/operations/audit.js';
 import { readSnapshot } from '../../src/operations/read-snapshot.js';
 import { insertAllocations, insertConsumer } from '../../src/sandbox/rows.js';
-import { auditPlacementAllocations, type PlacementAuditOptions } from '../../src/domain/placement-audit.js';
+import { auditPlacementAllocations, type PlacementAuditOptions } from '../../src/domain/audit/nova-orphaned-allocations.js';
 import { runPlacementAudit } from '../../src/operations/placement-audit.js';
 import type { Deployment } from '../../src/db/deployment.js';
 

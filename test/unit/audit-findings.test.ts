@@ -1,7 +1,7 @@
 // The audit on small snapshots built in code: each case sets up one problem
 // (or a healthy look-alike) and names the findings it must produce.
 import { describe, expect, it } from 'vitest';
-import { FINDING_KINDS, SUSPECT_ORPHAN_AGE, auditSnapshot, countFindings, type Finding } from '../../src/domain/audit.js';
+import { FINDING_KINDS, SUSPECT_ORPHAN_AGE, auditSnapshot, countFindings, type Finding } from '../../src/domain/audit/index.js';
 import { describeComputeNodes } from '../../src/domain/node-health.js';
 import type { ComputeNodeRec, HostMappingRec, MigrationRec, ProviderRec, ServiceRec } from '../../src/domain/model.js';
 import { C1, C2, type Parts, ago, alloc, instance, ironicNode, ironicTruth, mapping, node, provider, providerOf, service, snapshot, u } from '../helpers/snapshot-builders.js';

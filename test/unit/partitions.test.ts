@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parsePartitions } from '../../src/config/ironic-partitions.js';
 import { loadConfig } from '../../src/config/load-config.js';
-import { auditSnapshot } from '../../src/domain/audit.js';
+import { auditSnapshot } from '../../src/domain/audit/index.js';
 import { buildHashRing, ringOwner } from '../../src/domain/hash-ring.js';
 import type { ComputeNodeRec, IronicNodeRec, ServiceRec, Snapshot } from '../../src/domain/model.js';
 import { planOrphanCleanup } from '../../src/domain/orphan-nodes.js';

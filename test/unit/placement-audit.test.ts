@@ -2,7 +2,7 @@
 // code (table-driven), the plan of deletes it carries, and the exact lines and
 // exit codes it renders to.
 import { describe, expect, it } from 'vitest';
-import { auditPlacementAllocations, orphansOf, type PlacementAuditOptions, type PlacementAuditReport } from '../../src/domain/placement-audit.js';
+import { auditPlacementAllocations, orphansOf, type PlacementAuditOptions, type PlacementAuditReport } from '../../src/domain/audit/nova-orphaned-allocations.js';
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, MigrationRec, ProviderRec, Snapshot } from '../../src/domain/model.js';
 import { STANDARD_RESOURCE_CLASSES } from '../../src/sandbox/rows.js';
 import { placementAuditExitCode, pythonResourcesRepr, pythonStrRepr, renderPlacementAuditJson, renderPlacementAuditLines } from '../../src/cli/render-placement-audit.js';

@@ -10,7 +10,7 @@ import type { Plan } from '../../src/domain/plan.js';
 import { checkScopeNames, resolveCell, type PlanScope } from '../../src/domain/plan-scope.js';
 import { planRebalance } from '../../src/domain/rebalance/index.js';
 import { planProviderCleanup } from '../../src/domain/stale-providers.js';
-import { auditSnapshot } from '../../src/domain/audit.js';
+import { auditSnapshot } from '../../src/domain/audit/index.js';
 import { ReconcileError } from '../../src/errors.js';
 import { C1, C2, ago, snapshot as buildSnapshot } from '../helpers/snapshot-builders.js';
 

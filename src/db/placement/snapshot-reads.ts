@@ -278,7 +278,7 @@ async function readAllocations(db: Knex, classNames: ReadonlyMap<number, string>
  * and each consumer comes once. The collation also takes 'á' for 'a' and
  * 'x ' for 'x': a hand-written id that differs from another only so can make
  * a consumer come twice, which the caller must refuse (the audit does:
- * audit-allocations.ts). Returns the number of rows read.
+ * domain/audit/consumer-allocations.ts). Returns the number of rows read.
  */
 export async function streamAllocationsByConsumer(
   db: Knex,

@@ -17,15 +17,15 @@
 //    allocation at all (bug 1841481: a cascade delete removed it), and is
 //    not migrating. Known once every consumer was seen. Fixed by
 //    heal_allocations.
-import { ReconcileError } from '../errors.js';
-import type { Finding } from './finding.js';
-import type { AllocationRec, ComputeNodeRec, InstanceRec } from './model.js';
-import { FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
-import { NOVA_RESOURCE_CLASSES } from './placement-audit.js';
-import { duplicateRowProviderIds } from './audit-facts.js';
-import { isStaleComputeProvider } from './stale-providers.js';
-import { CellHostMap, hostKey, type SnapshotIndex } from './snapshot-index.js';
-import { compareText, pushTo } from './text-and-maps.js';
+import { ReconcileError } from '../../errors.js';
+import type { Finding } from '../finding.js';
+import type { AllocationRec, ComputeNodeRec, InstanceRec } from '../model.js';
+import { FINAL_MIGRATION_STATES, SHARING_TRAIT } from '../model.js';
+import { NOVA_RESOURCE_CLASSES } from './nova-orphaned-allocations.js';
+import { duplicateRowProviderIds } from './node-facts.js';
+import { isStaleComputeProvider } from '../stale-providers.js';
+import { CellHostMap, hostKey, type SnapshotIndex } from '../snapshot-index.js';
+import { compareText, pushTo } from '../text-and-maps.js';
 
 export interface AllocationChecks {
   /**
@@ -45,23 +45,7 @@ type NodeAt = (cellUuid: string, host: string | null, node: string | null) => Co
 /** Checks over `ix`, a snapshot index whose allocations are not needed (they come through `consumer`); findings go to `report`. */
 export function allocationChecks(ix: SnapshotIndex, report: (finding: Finding) => void): AllocationChecks {
   const s = ix.snapshot;
-  // The live node an instance's (cell, host, node) names (nodeKey's match; the last one
-  // wins, as a map by nodeKey would keep it). By cell and name, the host matched on
-  // lookup: no key string per node, held for the whole stream (8 MB at 100,000 nodes).
-  const nodesByName = new CellHostMap<ComputeNodeRec | ComputeNodeRec[]>();
-  for (const n of ix.liveNodes) {
-    const held = nodesByName.get(n.cellUuid, n.hypervisorHostname);
-    if (held === undefined) nodesByName.set(n.cellUuid, n.hypervisorHostname, n);
-    else if (Array.isArray(held)) held.push(n);
-    else nodesByName.set(n.cellUuid, n.hypervisorHostname, [held, n]);
-  }
-  const nodeAt: NodeAt = (cellUuid, host, node) => {
-    const held = nodesByName.get(cellUuid, node);
-    const key = hostKey(host);
-    if (held === undefined || !Array.isArray(held)) return held !== undefined && hostKey(held.host) === key ? held : undefined;
-    for (let j = held.length - 1; j >= 0; j--) if (hostKey((held[j] as ComputeNodeRec).host) === key) return held[j];
-    return undefined;
-  };
+  const nodeAt = liveNodeAt(ix);
   const migrating = new Set<string>();
   for (const m of s.migrations) if (m.instanceUuid !== null && !FINAL_MIGRATION_STATES.includes(m.status ?? '')) migrating.add(m.instanceUuid);
   // The rare uuid live in two cells (a cross-cell resize's hidden copy): instanceByUuid keeps one.
@@ -69,7 +53,7 @@ export function allocationChecks(ix: SnapshotIndex, report: (finding: Finding) =
   for (const i of s.instances) if (ix.instanceByUuid.get(i.uuid) !== i) pushTo(otherCopies, i.uuid, i);
   const staleRoots = new Set<number>();
   for (const rp of s.placement?.providers ?? []) if (isStaleComputeProvider(ix, rp)) staleRoots.add(rp.id);
-  // The duplicate rows' provider trees: their findings name the row whose provider holds allocations (audit-facts.ts).
+  // The duplicate rows' provider trees: their findings name the row whose provider holds allocations (node-facts.ts).
   const duplicateProviders = duplicateRowProviderIds(ix);
   // The root a provider's tree is judged by (itself when its root row is missing).
   const rootOf = (providerId: number): number | undefined => {
@@ -107,26 +91,51 @@ export function allocationChecks(ix: SnapshotIndex, report: (finding: Finding) =
         return (root !== undefined && staleRoots.has(root)) || duplicateProviders.has(x.providerId);
       });
     },
-    instancesWithoutAllocation() {
-      const out: Finding[] = [];
-      for (const i of s.instances) {
-        if (i.host === null || i.node === null || migrating.has(i.uuid) || seen.has(i.uuid)) continue;
-        const node = nodeAt(i.cellUuid, i.host, i.node);
-        if (node === undefined || node.uuid === null) continue;
-        const rp = ix.providerByUuid.get(node.uuid);
-        // No provider at all is node-without-provider's finding; allocations elsewhere are allocation-on-other-node's.
-        if (rp === undefined) continue;
-        out.push({
-          kind: 'instance-without-allocation',
-          cellUuid: i.cellUuid,
-          summary: `live instance ${i.uuid} on ${i.host}/${i.node} has no allocation in placement (its node's provider ${rp.uuid} holds none of it)`,
-          objects: { instance_uuid: i.uuid, host: i.host, node: i.node, node_uuid: node.uuid, provider_uuid: rp.uuid, task_state: i.taskState, hypervisor_type: node.hypervisorType },
-          suggestion: `nova-reconcile placement heal_allocations --instance ${i.uuid}${i.taskState === null ? '' : ' (once its task state is cleared)'}`,
-        });
-      }
-      return out;
-    },
+    instancesWithoutAllocation: () => instancesWithoutAllocation(ix, nodeAt, migrating, seen),
   };
+}
+
+/**
+ * The live node an instance's (cell, host, node) names (nodeKey's match; the
+ * last one wins, as a map by nodeKey would keep it). By cell and name, the host
+ * matched on lookup: no key string per node, held for the whole stream.
+ */
+function liveNodeAt(ix: SnapshotIndex): NodeAt {
+  const nodesByName = new CellHostMap<ComputeNodeRec | ComputeNodeRec[]>();
+  for (const n of ix.liveNodes) {
+    const held = nodesByName.get(n.cellUuid, n.hypervisorHostname);
+    if (held === undefined) nodesByName.set(n.cellUuid, n.hypervisorHostname, n);
+    else if (Array.isArray(held)) held.push(n);
+    else nodesByName.set(n.cellUuid, n.hypervisorHostname, [held, n]);
+  }
+  return (cellUuid, host, node) => {
+    const held = nodesByName.get(cellUuid, node);
+    const key = hostKey(host);
+    if (held === undefined || !Array.isArray(held)) return held !== undefined && hostKey(held.host) === key ? held : undefined;
+    for (let j = held.length - 1; j >= 0; j--) if (hostKey((held[j] as ComputeNodeRec).host) === key) return held[j];
+    return undefined;
+  };
+}
+
+/** The live instances that held no allocation: known once every consumer was `seen`. */
+function instancesWithoutAllocation(ix: SnapshotIndex, nodeAt: NodeAt, migrating: ReadonlySet<string>, seen: ReadonlySet<string>): Finding[] {
+  const out: Finding[] = [];
+  for (const i of ix.snapshot.instances) {
+    if (i.host === null || i.node === null || migrating.has(i.uuid) || seen.has(i.uuid)) continue;
+    const node = nodeAt(i.cellUuid, i.host, i.node);
+    if (node === undefined || node.uuid === null) continue;
+    const rp = ix.providerByUuid.get(node.uuid);
+    // No provider at all is node-without-provider's finding; allocations elsewhere are allocation-on-other-node's.
+    if (rp === undefined) continue;
+    out.push({
+      kind: 'instance-without-allocation',
+      cellUuid: i.cellUuid,
+      summary: `live instance ${i.uuid} on ${i.host}/${i.node} has no allocation in placement (its node's provider ${rp.uuid} holds none of it)`,
+      objects: { instance_uuid: i.uuid, host: i.host, node: i.node, node_uuid: node.uuid, provider_uuid: rp.uuid, task_state: i.taskState, hypervisor_type: node.hypervisorType },
+      suggestion: `nova-reconcile placement heal_allocations --instance ${i.uuid}${i.taskState === null ? '' : ' (once its task state is cleared)'}`,
+    });
+  }
+  return out;
 }
 
 /**

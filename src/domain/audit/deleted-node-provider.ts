@@ -1,16 +1,16 @@
 // The audit's placement completeness (issue 14): what nova's `placement
 // audit` never reports and the rest of the audit did not see. The two
 // checks of allocations (instance-without-allocation, orphaned-allocation)
-// are judged one consumer at a time, in audit-allocations.ts.
+// are judged one consumer at a time, in consumer-allocations.ts.
 //  - soft-deleted-node-with-provider: a soft-deleted compute node whose
 //    provider is still there, with no live row of its uuid and its service
 //    alive: the node was deleted while it still exists (bug 1839560, an
 //    ironic node in maintenance), so nova-compute hits DBDuplicateEntry on
 //    compute_nodes_uuid_idx every cycle. Restoring the row is the fix;
 //    removing the provider is not.
-import type { Finding } from './finding.js';
-import { novaKnowsIronicByUuid } from './nova-release.js';
-import { hostKey, type SnapshotIndex } from './snapshot-index.js';
+import type { Finding } from '../finding.js';
+import { novaKnowsIronicByUuid } from '../nova-release.js';
+import { hostKey, type SnapshotIndex } from '../snapshot-index.js';
 
 export function findDeletedNodesWithProvider(ix: SnapshotIndex): Finding[] {
   const out: Finding[] = [];

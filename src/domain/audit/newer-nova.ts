@@ -5,11 +5,11 @@
 // its compute node row (instances.compute_id). These findings are made only
 // when the databases say such a release (nova-release.ts): on Zed the same
 // rows are right.
-import type { Finding } from './finding.js';
-import type { ComputeNodeRec } from './model.js';
-import { NOVA_IRONIC_BY_UUID, novaKnowsIronicByUuid } from './nova-release.js';
-import { hostKey, type SnapshotIndex } from './snapshot-index.js';
-import { keyedByIronicNode } from './ironic-nodes.js';
+import type { Finding } from '../finding.js';
+import type { ComputeNodeRec } from '../model.js';
+import { NOVA_IRONIC_BY_UUID, novaKnowsIronicByUuid } from '../nova-release.js';
+import { hostKey, type SnapshotIndex } from '../snapshot-index.js';
+import { keyedByIronicNode } from '../ironic-nodes.js';
 
 
 /** Every finding of this file, on the index of a snapshot whose release is 27.0.0+. */

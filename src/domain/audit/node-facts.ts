@@ -6,10 +6,10 @@
 //    them, and they need not be the same row);
 //  - node-of-dead-service: a live instance on the node (in any vm_state, an
 //    errored one included) keeps it: nothing is offered to delete it.
-import type { FindingValue } from './finding.js';
-import type { ComputeNodeRec, InstanceRec } from './model.js';
-import { instancesOn, providerTree, type SnapshotIndex } from './snapshot-index.js';
-import { groupBy } from './text-and-maps.js';
+import type { FindingValue } from '../finding.js';
+import type { ComputeNodeRec, InstanceRec } from '../model.js';
+import { instancesOn, providerTree, type SnapshotIndex } from '../snapshot-index.js';
+import { groupBy } from '../text-and-maps.js';
 
 export interface FindingFacts {
   /** Appended to the finding's summary. */
@@ -30,7 +30,7 @@ function duplicateGroups(ix: SnapshotIndex): ComputeNodeRec[][] {
 /**
  * The provider ids whose allocations the duplicate rows' facts need: each
  * row's provider tree. The streamed audit keeps the allocations of the
- * consumers on them (audit-allocations.ts); duplicates are few.
+ * consumers on them (consumer-allocations.ts); duplicates are few.
  */
 export function duplicateRowProviderIds(ix: SnapshotIndex): Set<number> {
   const ids = new Set<number>();

@@ -22,11 +22,11 @@
 //  - the last allocations on compute-node providers of an instance that is
 //    live in some cell (a stale provider holding a live instance's only
 //    allocations): deleting them loses the instance's claim for good.
-import { nodeKey } from './snapshot-index.js';
-import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, MigrationRec, ProviderRec, Snapshot } from './model.js';
-import { COMPUTE_NODE_TRAIT, FINAL_MIGRATION_STATES, SHARING_TRAIT } from './model.js';
-import type { AllocationPart, Change } from './plan.js';
-import { groupBy, pushTo } from './text-and-maps.js';
+import { nodeKey } from '../snapshot-index.js';
+import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, MigrationRec, ProviderRec, Snapshot } from '../model.js';
+import { COMPUTE_NODE_TRAIT, FINAL_MIGRATION_STATES, SHARING_TRAIT } from '../model.js';
+import type { AllocationPart, Change } from '../plan.js';
+import { groupBy, pushTo } from '../text-and-maps.js';
 
 /** The classes nova's audit looks at (NOVA_RCS). Custom classes, PCI_DEVICE, SRIOV_NET_VF, FPGA, PGPU, NET_PACKET_RATE_* are not among them. */
 export const NOVA_RESOURCE_CLASSES: readonly string[] = Object.freeze([
@@ -133,10 +133,9 @@ export function openPlacementAudit(snapshot: Snapshot, options: PlacementAuditOp
   const rootUuid = new Map(listed.map((l) => [l.provider.id, l.rootUuid]));
   const lookup = indexForAudit(snapshot);
   const counts = (rc: string): boolean => options.allResourceClasses || NOVA_RESOURCE_CLASSES.includes(rc);
-  const rank = new Map(providers.map((rp, i) => [rp.id, i]));
   const nodeOf = (rp: ProviderRec): ComputeNodeRec | undefined => lookup.liveNodeByUuid.get(rootUuid.get(rp.id) ?? rp.uuid);
-  // What each provider's walk finds, with the key its consumer is listed by there (its first row in placement's order).
-  const found = new Map<number, Array<{ readonly order: AllocationRec; readonly orphan?: OrphanedConsumer; readonly kept?: KeptAllocation }>>();
+  const found = new Map<number, FoundEntry[]>();
+  const walk: AuditWalk = { lookup, rank: new Map(providers.map((rp, i) => [rp.id, i])), counts, nodeOf, found };
   const seen = new Set<string>();
 
   return {
@@ -144,62 +143,7 @@ export function openPlacementAudit(snapshot: Snapshot, options: PlacementAuditOp
     consumer(consumerUuid, allocations) {
       if (seen.has(consumerUuid)) throw new ConsumerSplit(`the allocations of consumer ${JSON.stringify(consumerUuid)} came in two parts`);
       seen.add(consumerUuid);
-      // An allocation without a consumer row is invisible to placement's API, and to nova's audit.
-      const consumer = lookup.consumerByUuid.get(consumerUuid);
-      if (consumer === undefined) return;
-      // The audited providers it is on, in audit order (almost always one).
-      const providerIds: number[] = [];
-      for (const a of allocations) if (rank.has(a.providerId) && !providerIds.includes(a.providerId)) providerIds.push(a.providerId);
-      if (providerIds.length > 1) providerIds.sort((x, y) => (rank.get(x) ?? 0) - (rank.get(y) ?? 0));
-      let state: { generation: number; readonly providers: Set<number> } | undefined;
-      for (const providerId of providerIds) {
-        const rp = lookup.providerById.get(providerId) as ProviderRec;
-        const rows = allocations.filter((a) => a.providerId === providerId).sort(placementOrder);
-        if (!rows.some((a) => counts(a.resourceClass))) continue;
-        const node = nodeOf(rp);
-        if (node !== undefined && isRelatedConsumer(lookup, node, consumerUuid)) continue;
-        state ??= { generation: consumer.generation, providers: new Set(allocations.map((a) => a.providerId)) };
-        const resources = rows.map((a) => ({ resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used }));
-        const order = rows[0] as AllocationRec;
-        const instance = lookup.liveInstanceByUuid.get(consumerUuid);
-        const notNova = notComputeNodeProvider(lookup, rp);
-        if (notNova !== undefined) {
-          pushTo(found, providerId, { order, kept: { consumerUuid, resources, reason: `${notNova}${instance === undefined ? '' : `; consumer ${consumerUuid} is live instance on ${instance.host ?? '-'}/${instance.node ?? '-'}`}` } });
-          continue;
-        }
-        if (instance !== undefined && ![...state.providers].some((id) => id !== rp.id && notComputeNodeProvider(lookup, lookup.providerById.get(id)) === undefined)) {
-          pushTo(found, providerId, {
-            order,
-            kept: {
-              consumerUuid,
-              resources,
-              reason: `they are the last allocations on a compute-node provider of instance ${consumerUuid}, which is live in cell ${instance.cellUuid} on ${instance.host ?? '-'}/${instance.node ?? '-'}; deleting them would lose them (see: nova-reconcile compute_node rebalance, placement cleanup_providers)`,
-            },
-          });
-          continue;
-        }
-        const scope = state.providers.size > 1 ? 'provider-share' : 'all';
-        pushTo(found, providerId, {
-          order,
-          orphan: {
-            consumerUuid,
-            resources,
-            scope,
-            change: {
-              kind: 'remove-provider-allocations',
-              target: { db: 'placement' },
-              consumerUuid,
-              consumerGeneration: state.generation,
-              providerId: rp.id,
-              providerUuid: rp.uuid,
-              allocations: resources,
-            },
-          },
-        });
-        // What the write leaves behind, for a later provider's share of the same consumer.
-        state.providers.delete(rp.id);
-        if (scope === 'provider-share') state.generation += 1;
-      }
+      judgeConsumer(walk, consumerUuid, allocations);
     },
     finish() {
       const audited = providers.map((rp): AuditedProvider => {
@@ -216,6 +160,84 @@ export function openPlacementAudit(snapshot: Snapshot, options: PlacementAuditOp
       return { kind: 'audited', allResourceClasses: options.allResourceClasses, providers: audited };
     },
   };
+}
+
+/** What a provider's walk finds, with the row its consumer is listed at there (its first in placement's order). */
+interface FoundEntry {
+  readonly order: AllocationRec;
+  readonly orphan?: OrphanedConsumer;
+  readonly kept?: KeptAllocation;
+}
+
+interface AuditWalk {
+  readonly lookup: AuditLookup;
+  /** The audited providers' positions in audit order. */
+  readonly rank: ReadonlyMap<number, number>;
+  /** Whether a resource class is audited. */
+  readonly counts: (rc: string) => boolean;
+  readonly nodeOf: (rp: ProviderRec) => ComputeNodeRec | undefined;
+  readonly found: Map<number, FoundEntry[]>;
+}
+
+/** Judge every share of one consumer, provider by provider in audit order, chaining its generation through them. */
+function judgeConsumer(walk: AuditWalk, consumerUuid: string, allocations: readonly AllocationRec[]): void {
+  const { lookup, rank, counts, nodeOf, found } = walk;
+  // An allocation without a consumer row is invisible to placement's API, and to nova's audit.
+  const consumer = lookup.consumerByUuid.get(consumerUuid);
+  if (consumer === undefined) return;
+  // The audited providers it is on, in audit order (almost always one).
+  const providerIds: number[] = [];
+  for (const a of allocations) if (rank.has(a.providerId) && !providerIds.includes(a.providerId)) providerIds.push(a.providerId);
+  if (providerIds.length > 1) providerIds.sort((x, y) => (rank.get(x) ?? 0) - (rank.get(y) ?? 0));
+  let state: { generation: number; readonly providers: Set<number> } | undefined;
+  for (const providerId of providerIds) {
+    const rp = lookup.providerById.get(providerId) as ProviderRec;
+    const rows = allocations.filter((a) => a.providerId === providerId).sort(placementOrder);
+    if (!rows.some((a) => counts(a.resourceClass))) continue;
+    const node = nodeOf(rp);
+    if (node !== undefined && isRelatedConsumer(lookup, node, consumerUuid)) continue;
+    state ??= { generation: consumer.generation, providers: new Set(allocations.map((a) => a.providerId)) };
+    const resources = rows.map((a) => ({ resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used }));
+    const order = rows[0] as AllocationRec;
+    const instance = lookup.liveInstanceByUuid.get(consumerUuid);
+    const notNova = notComputeNodeProvider(lookup, rp);
+    if (notNova !== undefined) {
+      pushTo(found, providerId, { order, kept: { consumerUuid, resources, reason: `${notNova}${instance === undefined ? '' : `; consumer ${consumerUuid} is live instance on ${instance.host ?? '-'}/${instance.node ?? '-'}`}` } });
+      continue;
+    }
+    if (instance !== undefined && ![...state.providers].some((id) => id !== rp.id && notComputeNodeProvider(lookup, lookup.providerById.get(id)) === undefined)) {
+      pushTo(found, providerId, {
+        order,
+        kept: {
+          consumerUuid,
+          resources,
+          reason: `they are the last allocations on a compute-node provider of instance ${consumerUuid}, which is live in cell ${instance.cellUuid} on ${instance.host ?? '-'}/${instance.node ?? '-'}; deleting them would lose them (see: nova-reconcile compute_node rebalance, placement cleanup_providers)`,
+        },
+      });
+      continue;
+    }
+    const scope = state.providers.size > 1 ? 'provider-share' : 'all';
+    pushTo(found, providerId, {
+      order,
+      orphan: {
+        consumerUuid,
+        resources,
+        scope,
+        change: {
+          kind: 'remove-provider-allocations',
+          target: { db: 'placement' },
+          consumerUuid,
+          consumerGeneration: state.generation,
+          providerId: rp.id,
+          providerUuid: rp.uuid,
+          allocations: resources,
+        },
+      },
+    });
+    // What the write leaves behind, for a later provider's share of the same consumer.
+    state.providers.delete(rp.id);
+    if (scope === 'provider-share') state.generation += 1;
+  }
 }
 
 /**
