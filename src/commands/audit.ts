@@ -15,8 +15,9 @@ import { renderAuditMetrics, type AuditMetrics } from '../cli/render-prometheus.
 import { describeFileError, writeFileAtomically } from '../files.js';
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { printJson, useDeployment } from './deployment.js';
-import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
+import { printJson, useDeployment } from './shared/deployment.js';
+import { cellOption } from './shared/read-options.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
 
 interface AuditOptions {
   readonly cell: string | undefined;
@@ -185,14 +186,6 @@ function writeMetrics(path: string, text: string): void {
   }
 }
 
-/** The --cell of a read-only command: its form only (the name or uuid is resolved against cell_mappings). */
-export function cellOption(raw: CommandOptions): string | undefined {
-  const value = stringOption(raw, 'cell');
-  if (value === undefined) return undefined;
-  if (value.trim() === '') throw new ReconcileError('usage', '--cell needs a value');
-  return value;
-}
-
 /**
  * The audit's progress: on a terminal (or with --progress) one status line,
  * phase by phase: each read, then each check with its count; with --verbose
@@ -219,9 +212,4 @@ function auditProgress(ctx: CommandContext, verbose: boolean): { hooks: Pick<Aud
     },
     clear: () => line.clear(),
   };
-}
-
-/** Progress lines on stderr for long reads: on a terminal, or when asked for. */
-export function progressReporter(ctx: CommandContext, verbose: boolean): ((line: string) => void) | undefined {
-  return ctx.stderrIsTty || verbose ? (line) => ctx.stderr.write(line + '\n') : undefined;
 }

@@ -3,7 +3,7 @@ import { assertNever } from '../errors.js';
 import { requiredOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { deleteHost, type DeleteHostResult } from '../operations/delete-host.js';
-import { printJson, useDeployment } from './deployment.js';
+import { printJson, useDeployment } from './shared/deployment.js';
 
 interface DeleteHostOptions {
   readonly cellUuid: string;

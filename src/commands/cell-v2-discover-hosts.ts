@@ -2,8 +2,8 @@
 import { renderDiscoverJson, renderDiscoverVerbose, renderDiscoverWarnings, firstFailure } from '../cli/render-discover.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { discoverHosts } from '../operations/discover-hosts.js';
-import { printJson, useDeployment } from './deployment.js';
-import { parseDiscoverHosts, logDiscoveryPass, runExpect, runRemap, type DiscoverHostsOptions } from './discover-hosts-modes.js';
+import { printJson, useDeployment } from './shared/deployment.js';
+import { parseDiscoverHosts, logDiscoveryPass, runExpect, runRemap, type DiscoverHostsOptions } from './shared/discover-hosts-modes.js';
 
 const DUPLICATE_NOTE = 'never returned by nova-reconcile: a mapping that a concurrent run created is counted as mapped';
 

@@ -4,7 +4,7 @@ import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { maskNovaUrl } from '../config/mask-url.js';
 import { listCells } from '../operations/cell-listing.js';
-import { printJson, useDeployment } from './deployment.js';
+import { printJson, useDeployment } from './shared/deployment.js';
 
 export const listCellsCommand: CommandSpec<{ readonly verbose: boolean; readonly json: boolean }> = {
   path: ['cell_v2', 'list_cells'],

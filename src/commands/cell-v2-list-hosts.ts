@@ -3,7 +3,7 @@ import { renderPrettyTable } from '../cli/prettytable.js';
 import { stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { listHosts } from '../operations/cell-listing.js';
-import { printJson, useDeployment } from './deployment.js';
+import { printJson, useDeployment } from './shared/deployment.js';
 
 export const listHostsCommand: CommandSpec<{ readonly cellUuid: string | undefined; readonly json: boolean }> = {
   path: ['cell_v2', 'list_hosts'],

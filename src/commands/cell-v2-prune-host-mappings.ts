@@ -6,12 +6,9 @@ import { planHostMappingPrune } from '../operations/host-mapping-plans.js';
 import { parseUuidArguments } from '../cli/argument-lists.js';
 import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
 import { ReconcileError } from '../errors.js';
-import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
-import { scopeArguments } from './scope-arguments.js';
-
-/** nova-manage delete_host's docstring: the scheduler caches host-to-cell mappings. */
-export const SCHEDULER_CACHE_NOTE =
-  'note: nova-scheduler caches host-to-cell mappings; send it SIGHUP (or restart it) so that it forgets the changed mappings';
+import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './shared/plan-command.js';
+import { scopeArguments } from './shared/scope-arguments.js';
+import { SCHEDULER_CACHE_NOTE } from './shared/host-mapping-notes.js';
 
 interface PruneHostMappingsOptions {
   /** --cell_uuid or --cell: a uuid, or a cell name resolved against cell_mappings. */

@@ -3,9 +3,9 @@ import type { CommandSpec } from '../cli/spec.js';
 import { orphanCleanupInstanceHosts, orphanCleanupPlacementScope, planOrphanCleanup } from '../domain/orphan-nodes.js';
 import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
 import { resolveScope, type ScopeArguments } from '../operations/scope.js';
-import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
-import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
-import { scopeArguments } from './scope-arguments.js';
+import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
+import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './shared/plan-command.js';
+import { scopeArguments } from './shared/scope-arguments.js';
 
 interface CleanupOrphansOptions {
   readonly ironic: IronicOptions;

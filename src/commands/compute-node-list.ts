@@ -8,9 +8,9 @@ import type { CommandSpec } from '../cli/spec.js';
 import type { ComputeNodeHealth } from '../domain/node-health.js';
 import { listComputeNodes } from '../operations/list-compute-nodes.js';
 import { resolveCellArgument } from '../operations/scope.js';
-import { cellOption, progressReporter } from './audit.js';
-import { printJson, useDeployment } from './deployment.js';
-import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
+import { cellOption, progressReporter } from './shared/read-options.js';
+import { printJson, useDeployment } from './shared/deployment.js';
+import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
 
 const HEADERS = ['uuid', 'cell', 'host', 'hypervisor_hostname', 'type', 'service', 'mapped', 'provider', 'allocations', 'instances', 'ironic_node'];
 

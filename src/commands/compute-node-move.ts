@@ -6,7 +6,7 @@ import type { NodeMoveOptions, NodeMovePlan } from '../domain/node-move.js';
 import { ReconcileError } from '../errors.js';
 import type { ApplyResult } from '../operations/apply-plan.js';
 import { moveReport, planComputeNodeMoves } from '../operations/ironic-move.js';
-import { APPLY_OPTIONS, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
+import { APPLY_OPTIONS, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './shared/plan-command.js';
 
 const SKIP_REFUSED = '--skip-refused';
 

@@ -5,7 +5,7 @@ import { planNodeRestore } from '../domain/restore-node.js';
 import { ReconcileError } from '../errors.js';
 import { readSnapshot } from '../operations/read-snapshot.js';
 import { requiredOption } from '../cli/options.js';
-import { APPLY_OPTIONS, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
+import { APPLY_OPTIONS, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './shared/plan-command.js';
 
 interface RestoreNodeOptions {
   readonly uuid: string;

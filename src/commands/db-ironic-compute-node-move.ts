@@ -3,7 +3,7 @@ import { stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { ReconcileError } from '../errors.js';
 import { ironicComputeNodeMove } from '../operations/ironic-move.js';
-import { journalSettings, printJson, useDeployment } from './deployment.js';
+import { journalSettings, printJson, useDeployment } from './shared/deployment.js';
 
 interface IronicComputeNodeMoveOptions {
   readonly node: string;

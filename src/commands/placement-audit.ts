@@ -6,7 +6,7 @@ import { formatInterruptSummary } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { NOVA_RESOURCE_CLASSES } from '../domain/audit/nova-orphaned-allocations.js';
 import { runPlacementAudit } from '../operations/placement-audit.js';
-import { journalSettings, printJson, useDeployment } from './deployment.js';
+import { journalSettings, printJson, useDeployment } from './shared/deployment.js';
 
 interface PlacementAuditOptions {
   readonly verbose: boolean;

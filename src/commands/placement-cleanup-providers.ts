@@ -2,10 +2,10 @@
 import type { CommandSpec } from '../cli/spec.js';
 import { planProviderCleanup, providerCleanupPlacementScope } from '../domain/stale-providers.js';
 import { SCOPE_CELL, SCOPE_RESOURCE_PROVIDER } from '../cli/scope.js';
-import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './ironic-source.js';
+import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
 import { resolveScope, type ScopeArguments } from '../operations/scope.js';
-import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
-import { scopeArguments } from './scope-arguments.js';
+import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './shared/plan-command.js';
+import { scopeArguments } from './shared/scope-arguments.js';
 
 interface CleanupProvidersOptions {
   readonly ironic: IronicOptions;

@@ -5,7 +5,7 @@ import { flagOption, stringOption } from '../cli/options.js';
 import { formatInterruptSummary } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { runHealAllocations } from '../operations/heal-allocations.js';
-import { journalSettings, printJson, useDeployment } from './deployment.js';
+import { journalSettings, printJson, useDeployment } from './shared/deployment.js';
 
 interface HealAllocationsOptions {
   readonly instanceUuid: string | undefined;

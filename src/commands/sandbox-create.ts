@@ -8,7 +8,7 @@ import { createSandbox, requireScenario } from '../sandbox/create-sandbox.js';
 import { renderSandboxReport, sandboxReportJson } from '../cli/render-sandbox.js';
 import { SCENARIOS, type Scenario } from '../sandbox/scenarios.js';
 import { ReconcileError } from '../errors.js';
-import { printJson } from './deployment.js';
+import { printJson } from './shared/deployment.js';
 
 const DEFAULT_SCENARIO = 'libvirt';
 

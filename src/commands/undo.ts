@@ -4,7 +4,7 @@ import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { withApplyLock } from '../operations/apply-plan.js';
 import { readJournalFor, undoJournal } from '../operations/undo.js';
-import { printJson, useDeployment } from './deployment.js';
+import { printJson, useDeployment } from './shared/deployment.js';
 import { signalExitCode } from '../cli/context.js';
 import { undoCommandLine } from '../cli/suggestions.js';
 

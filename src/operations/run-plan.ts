@@ -2,7 +2,7 @@
 // --apply: take the apply lock →) read and plan → keep the reviewed units
 // (--plan-in) → check the circuit breaker and the all-or-nothing rule →
 // cut to --max-count → apply. It returns what happened; the command renders
-// it and maps it to an exit code (commands/plan-command.ts).
+// it and maps it to an exit code (commands/shared/plan-command.ts).
 import type { NovaConfig } from '../config/types.js';
 import type { LimitTrip, PlanLimits } from '../domain/plan-limits.js';
 import { matchReviewed, type StaleUnit } from '../domain/plan-review.js';

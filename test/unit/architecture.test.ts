@@ -149,6 +149,19 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
     expect(SOURCES.filter((f) => inFolder(f, 'dispatch')).map((f) => f.path).sort()).toEqual(['dispatch/command-index.ts', 'dispatch/command-modules.ts', 'dispatch/program.ts', 'dispatch/registry.ts']);
   });
 
+  it('commands do not import each other: what two commands share lives in commands/shared/, which imports no command', () => {
+    const commandImports = (f: SourceFile): string[] =>
+      importsOf(f.code).flatMap((i) => {
+        const to = resolved(f.path, i.from);
+        return to.startsWith('commands/') && !to.startsWith('commands/shared/') ? [i.from] : [];
+      });
+    expect(violations(SOURCES.filter((f) => inFolder(f, 'commands')), commandImports)).toEqual([]);
+    // The rule sees the shared folder and a command that uses it.
+    expect(SOURCES.some((f) => f.path === 'commands/shared/plan-command.ts')).toBe(true);
+    expect(commandImports({ path: 'commands/x.ts', code: "import { a } from './audit.js';\nimport { b } from './shared/deployment.js';" })).toEqual(['./audit.js']);
+    expect(commandImports({ path: 'commands/shared/x.ts', code: "import { a } from '../cell-v2-prune-host-mappings.js';" })).toEqual(['../cell-v2-prune-host-mappings.js']);
+  });
+
   it("no file under commands/ indexes the raw options: each command's parse reads them with cli/options.ts", () => {
     expect(violations(SOURCES.filter((f) => inFolder(f, 'commands')), (f) => rawOptionReads(f.code))).toEqual([]);
   });

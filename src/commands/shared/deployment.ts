@@ -1,9 +1,9 @@
 // Open the deployment named by the configuration for one command run.
-import type { JsonDocument } from '../cli/json-contract.js';
-import { jsonDocument } from '../cli/json-contract.js';
-import type { CommandContext } from '../cli/spec.js';
-import { openDeployment, type Deployment } from '../operations/deployment.js';
-import type { JournalSettings } from '../operations/journal.js';
+import type { JsonDocument } from '../../cli/json-contract.js';
+import { jsonDocument } from '../../cli/json-contract.js';
+import type { CommandContext } from '../../cli/spec.js';
+import { openDeployment, type Deployment } from '../../operations/deployment.js';
+import type { JournalSettings } from '../../operations/journal.js';
 
 export async function useDeployment<T>(ctx: CommandContext, fn: (d: Deployment) => Promise<T>): Promise<T> {
   return openDeployment(ctx.loadConfig(), fn, deploymentReport(ctx));

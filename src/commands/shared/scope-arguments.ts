@@ -1,10 +1,10 @@
 // The scope options as given on the command line, checked for their form
 // before any database is opened (exit 127, one line).
-import { listOption, stringOption } from '../cli/options.js';
-import type { CommandOptions } from '../cli/spec.js';
-import { isUuid } from '../domain/ironic-nodes.js';
-import { ReconcileError } from '../errors.js';
-import type { ScopeArguments } from '../operations/scope.js';
+import { listOption, stringOption } from '../../cli/options.js';
+import type { CommandOptions } from '../../cli/spec.js';
+import { isUuid } from '../../domain/ironic-nodes.js';
+import { ReconcileError } from '../../errors.js';
+import type { ScopeArguments } from '../../operations/scope.js';
 
 export function scopeArguments(raw: CommandOptions): ScopeArguments {
   const cellGiven = stringOption(raw, 'cell');

@@ -3,12 +3,12 @@
 // file when --ironic-nodes is there, else the Ironic API when nova.conf's
 // [ironic] says how to reach it (auth_type or endpoint_override), else no
 // ironic truth at all.
-import { stringOption } from '../cli/options.js';
-import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js';
-import type { IronicOrigin, Snapshot } from '../domain/model.js';
-import type { Deployment } from '../operations/deployment.js';
-import { ReconcileError } from '../errors.js';
-import { readIronicTruth, readSnapshot, type IronicSource, type ScopedPlacement } from '../operations/read-snapshot.js';
+import { stringOption } from '../../cli/options.js';
+import type { CommandContext, CommandOptions, OptionSpec } from '../../cli/spec.js';
+import type { IronicOrigin, Snapshot } from '../../domain/model.js';
+import type { Deployment } from '../../operations/deployment.js';
+import { ReconcileError } from '../../errors.js';
+import { readIronicTruth, readSnapshot, type IronicSource, type ScopedPlacement } from '../../operations/read-snapshot.js';
 
 export const IRONIC_NODES_OPTION: OptionSpec = {
   flags: '--ironic-nodes <file>',

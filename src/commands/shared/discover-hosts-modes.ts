@@ -3,17 +3,17 @@
 // --remap (a plan that moves a mapping to the cell that now holds the host).
 // Without their options discover_hosts only takes its options' form from
 // this file (parseDiscoverHosts).
-import { RECONCILE_EXIT } from '../cli/exit-codes.js';
-import { flagOption, givenOption, listOption, stringOption } from '../cli/options.js';
-import { firstFailure, mergeDiscoverPasses, renderDiscoverJson, renderDiscoverVerbose, renderDiscoverWarnings } from '../cli/render-discover.js';
-import type { CommandContext, CommandOptions } from '../cli/spec.js';
-import { parseHostList } from '../cli/argument-lists.js';
-import { ReconcileError } from '../errors.js';
-import { describeFileError, errnoOf, readTextFile } from '../files.js';
-import type { DiscoverOptions, DiscoverResult } from '../operations/discover-hosts.js';
-import { discoverUntilMapped } from '../operations/discover-until-mapped.js';
-import { planHostMappingRemap } from '../operations/host-mapping-plans.js';
-import { SCHEDULER_CACHE_NOTE } from './cell-v2-prune-host-mappings.js';
+import { RECONCILE_EXIT } from '../../cli/exit-codes.js';
+import { flagOption, givenOption, listOption, stringOption } from '../../cli/options.js';
+import { firstFailure, mergeDiscoverPasses, renderDiscoverJson, renderDiscoverVerbose, renderDiscoverWarnings } from '../../cli/render-discover.js';
+import type { CommandContext, CommandOptions } from '../../cli/spec.js';
+import { parseHostList } from '../../cli/argument-lists.js';
+import { ReconcileError } from '../../errors.js';
+import { describeFileError, errnoOf, readTextFile } from '../../files.js';
+import type { DiscoverOptions, DiscoverResult } from '../../operations/discover-hosts.js';
+import { discoverUntilMapped } from '../../operations/discover-until-mapped.js';
+import { planHostMappingRemap } from '../../operations/host-mapping-plans.js';
+import { SCHEDULER_CACHE_NOTE } from './host-mapping-notes.js';
 import { printJson, useDeployment } from './deployment.js';
 import { parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 

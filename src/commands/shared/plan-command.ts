@@ -3,28 +3,28 @@
 // limits) in the command's `parse` (parsePlanRun), run the pipeline (operations/run-plan.ts: plan; with --apply plan
 // again under the apply lock and apply), render its outcome, and map it to an
 // exit code: a dry run exits 3 (0 when empty), an apply by applyExitCode.
-import { RECONCILE_EXIT, applyExitCode, reconcileExitCodes } from '../cli/exit-codes.js';
-import { PLAN_COLUMNS, applyChanged, applyJson, planJson, planListing, renderApplyText, renderPlanText } from '../cli/render-plan.js';
-import type { CommandContext, CommandOptions, OptionSpec } from '../cli/spec.js';
-import { paletteFor } from '../cli/colour.js';
-import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns, type ListingFormat } from '../cli/listing.js';
-import { flagOption, stringOption } from '../cli/options.js';
-import { planWithConfigArguments, undoCommandLine } from '../cli/suggestions.js';
-import { checkIronicSettings } from '../config/load-config.js';
-import { parseFraction } from '../config/option-values.js';
-import type { ReconcileSettings } from '../config/types.js';
-import { LIMIT_OVERRIDE, type LimitTrip, type PlanLimits } from '../domain/plan-limits.js';
-import type { StaleUnit } from '../domain/plan-review.js';
-import { isEmptyPlan, type Plan } from '../domain/plan.js';
-import { ReconcileError } from '../errors.js';
-import type { ApplyResult, UnitOutcome } from '../operations/apply-plan.js';
-import type { Deployment } from '../operations/deployment.js';
-import { planOptionsOf, readPlanFile, type PlanFile, type PlanOptions } from '../operations/plan-file.js';
-import { runPlan, type ApplyWatch, type Gate } from '../operations/run-plan.js';
+import { RECONCILE_EXIT, applyExitCode, reconcileExitCodes } from '../../cli/exit-codes.js';
+import { PLAN_COLUMNS, applyChanged, applyJson, planJson, planListing, renderApplyText, renderPlanText } from '../../cli/render-plan.js';
+import type { CommandContext, CommandOptions, OptionSpec } from '../../cli/spec.js';
+import { paletteFor } from '../../cli/colour.js';
+import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns, type ListingFormat } from '../../cli/listing.js';
+import { flagOption, stringOption } from '../../cli/options.js';
+import { planWithConfigArguments, undoCommandLine } from '../../cli/suggestions.js';
+import { checkIronicSettings } from '../../config/load-config.js';
+import { parseFraction } from '../../config/option-values.js';
+import type { ReconcileSettings } from '../../config/types.js';
+import { LIMIT_OVERRIDE, type LimitTrip, type PlanLimits } from '../../domain/plan-limits.js';
+import type { StaleUnit } from '../../domain/plan-review.js';
+import { isEmptyPlan, type Plan } from '../../domain/plan.js';
+import { ReconcileError } from '../../errors.js';
+import type { ApplyResult, UnitOutcome } from '../../operations/apply-plan.js';
+import type { Deployment } from '../../operations/deployment.js';
+import { planOptionsOf, readPlanFile, type PlanFile, type PlanOptions } from '../../operations/plan-file.js';
+import { runPlan, type ApplyWatch, type Gate } from '../../operations/run-plan.js';
 import { deploymentReport, printJson } from './deployment.js';
-import { createProgress } from '../cli/progress.js';
-import { signalExitCode } from '../cli/context.js';
-import { formatInterruptSummary } from '../cli/suggestions.js';
+import { createProgress } from '../../cli/progress.js';
+import { signalExitCode } from '../../cli/context.js';
+import { formatInterruptSummary } from '../../cli/suggestions.js';
 
 /** A plan command's --dry-run: what it does without --apply anyway, accepted so that every mutating command takes it. */
 export const DRY_RUN_OPTION: OptionSpec = { flags: '--dry-run', description: 'print the plan and change nothing: the default without --apply; not with --apply' };
@@ -58,7 +58,7 @@ export const APPLY_OPTIONS: readonly OptionSpec[] = [
 ];
 
 /** For the commands whose plans are lists of independent units (a scope option: src/cli/scope.ts). */
-export { MAX_COUNT_OPTION } from '../cli/scope.js';
+export { MAX_COUNT_OPTION } from '../../cli/scope.js';
 
 export const PLAN_EXIT_CODES = reconcileExitCodes({
   0: 'nothing to do, or every unit was already done by someone else',
