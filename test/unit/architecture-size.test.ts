@@ -21,7 +21,7 @@ const FUNCTION_ALLOWLIST: Readonly<Record<string, number>> = {
   'cli/completion.ts': 89,
   'cli/man-page.ts': 138,
   'cli/oslo-log.ts': 105,
-  'commands/plan-command.ts': 81,
+  'commands/shared/plan-command.ts': 81,
   'config/db-url.ts': 104,
   'db/deployment.ts': 127,
   'dispatch/program.ts': 105,
