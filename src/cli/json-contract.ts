@@ -5,24 +5,42 @@
 // a version. A dry run's plan also says `would_change` (what --apply would
 // do), which is what Ansible's check mode should read.
 
+import { pushTo } from '../domain/text-and-maps.js';
+import type { CommandSpec, JsonSchemaClaim } from './spec.js';
+
 export const SCHEMA_VERSION = 1;
 
-/** The schema file describing each command's document, and the error document every command shares. */
-export const JSON_SCHEMAS: ReadonlyArray<readonly [string, string]> = [
-  ['cell_v2 list_cells', 'schemas/cell_v2-list_cells.schema.json'],
-  ['cell_v2 list_hosts', 'schemas/cell_v2-list_hosts.schema.json'],
-  ['cell_v2 delete_host', 'schemas/cell_v2-delete_host.schema.json'],
-  ['cell_v2 discover_hosts', 'schemas/cell_v2-discover_hosts.schema.json (with --remap: schemas/plan.schema.json)'],
-  ['db ironic_compute_node_move', 'schemas/db-ironic_compute_node_move.schema.json'],
-  ['placement audit', 'schemas/placement-audit.schema.json'],
-  ['placement heal_allocations', 'schemas/placement-heal_allocations.schema.json'],
-  ['audit', 'schemas/audit.schema.json'],
-  ['compute_node list', 'schemas/compute_node-list.schema.json'],
-  ['the plan commands (cell_v2 prune_host_mappings, compute_node cleanup_orphans, move, rebalance, restore, placement cleanup_providers)', 'schemas/plan.schema.json'],
-  ['undo', 'schemas/undo.schema.json'],
-  ['sandbox create', 'schemas/sandbox-create.schema.json'],
-  ['any command that fails', 'schemas/error.schema.json'],
-];
+/**
+ * The JSON OUTPUT list of the man page: each schema file with the commands
+ * that print it, from their specs' jsonSchemas, in the commands' order. A
+ * schema several commands share is listed once, after the last of them;
+ * the error document every command shares comes last.
+ */
+export function jsonSchemaIndex(commands: readonly CommandSpec[]): Array<readonly [string, string]> {
+  const printedBy = new Map<string, string[]>();
+  for (const c of commands) for (const schema of c.jsonSchemas.filter(isName)) pushTo(printedBy, schema, c.path.join(' '));
+  const rows: Array<readonly [string, string]> = [];
+  for (const c of commands) {
+    const path = c.path.join(' ');
+    const names = c.jsonSchemas.filter(isName);
+    const own = names.filter((schema) => printedBy.get(schema)?.length === 1);
+    const instead = c.jsonSchemas.flatMap((claim) => (isName(claim) ? [] : [` (with ${claim.with}: ${schemaFile(claim.schema)})`]));
+    if (own.length > 0) rows.push([path, own.map(schemaFile).join(', ') + instead.join('')]);
+    for (const schema of names) {
+      const by = printedBy.get(schema) ?? [];
+      if (by.length > 1 && by.at(-1) === path) rows.push([`the ${schema} commands (${categoryRuns([...by].sort())})`, schemaFile(schema)]);
+    }
+  }
+  return [...rows, ['any command that fails', schemaFile('error')]];
+}
+
+const isName = (claim: JsonSchemaClaim): claim is string => typeof claim === 'string';
+const schemaFile = (schema: string): string => `schemas/${schema}.schema.json`;
+
+/** Command paths, each category said once for a run of its actions: "compute_node move, restore, placement audit". */
+function categoryRuns(paths: readonly string[]): string {
+  return paths.map((p, i) => (i > 0 && p.split(' ')[0] === paths[i - 1]?.split(' ')[0] ? p.split(' ').slice(1).join(' ') : p)).join(', ');
+}
 
 /** schema_version first, then the document with its keys in snake_case. */
 export function jsonDocument(doc: object): object {

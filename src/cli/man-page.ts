@@ -5,7 +5,7 @@ import { GLOBAL_OPTIONS, SUPPORTED_RELEASES } from './help.js';
 import { RECONCILE_EXIT_TABLE } from './exit-codes.js';
 import { scopeUsers } from './help.js';
 import { SCOPE_INTRO, SCOPE_OPTIONS, optionName } from './scope.js';
-import { JSON_SCHEMAS, SCHEMA_VERSION } from './json-contract.js';
+import { jsonSchemaIndex, SCHEMA_VERSION } from './json-contract.js';
 import type { CommandSpec } from './spec.js';
 
 export function renderManPage(commands: readonly CommandSpec[], version: string): string {
@@ -136,7 +136,7 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     'run would_change (whether the real run would change something now: what Ansible\'s check mode should read). Keys are',
     'snake_case. A command that fails prints {"schema_version", "changed": false, "error": {"kind", "message", "hint", "exit_code"}}',
     'instead. The JSON Schemas of the documents are in the package (schemas/ beside man/):',
-    ...JSON_SCHEMAS.flatMap(([command, file]) => ['.TP', `.B ${esc(file)}`, esc(command)]),
+    ...jsonSchemaIndex(commands).flatMap(([command, file]) => ['.TP', `.B ${esc(file)}`, esc(command)]),
     '.SH SECURITY',
     'No password is printed in any output, log, error or journal, except by',
     '.BR "cell_v2 list_cells \\-\\-verbose" ,',

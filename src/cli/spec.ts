@@ -24,6 +24,13 @@ export interface OptionSpec {
   readonly scope?: boolean;
 }
 
+/**
+ * A JSON Schema a command's --format json document follows: its file in
+ * schemas/ without `.schema.json`, or one the command prints instead `with`
+ * an option (discover_hosts --remap prints a plan).
+ */
+export type JsonSchemaClaim = string | { readonly schema: string; readonly with: string };
+
 export interface CommandContext extends RunContext {
   /** Loads the configuration named by --config-file/--config-dir (or the default search). */
   loadConfig(): NovaConfig;
@@ -61,6 +68,8 @@ export interface CommandSpec<O = unknown> {
   readonly args?: readonly string[];
   /** Values shell completion offers for a positional argument, by its placeholder. */
   readonly argChoices?: Readonly<Record<string, readonly string[]>>;
+  /** The schemas of its --format json documents (the man page's JSON OUTPUT lists them); every command may print schemas/error.schema.json too. */
+  readonly jsonSchemas: readonly JsonSchemaClaim[];
   readonly exitCodes: ReadonlyArray<readonly [number, string]>;
   /** Where the command deliberately differs from nova-manage (safer, faster). */
   readonly differences?: readonly string[];

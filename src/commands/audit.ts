@@ -79,6 +79,7 @@ export const auditCommand: CommandSpec<AuditOptions> = {
         "also write the Prometheus metrics to PATH, atomically (a temporary file in the same directory, renamed over it), for node_exporter's textfile collector; written also when the audit fails (success 0)",
     },
   ],
+  jsonSchemas: ['audit'],
   exitCodes: reconcileExitCodes({
     0: 'clean: no findings',
     3: 'findings were reported; nothing changed',

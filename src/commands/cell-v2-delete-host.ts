@@ -26,6 +26,7 @@ export const deleteHostCommand: CommandSpec<DeleteHostOptions> = {
     { flags: '--host <host>', description: 'the host to delete', required: true },
     FORMAT_OPTION,
   ],
+  jsonSchemas: ['cell_v2-delete_host'],
   exitCodes: [
     [0, 'the host mapping was deleted'],
     [1, '"Cell with uuid <U> was not found."'],

@@ -42,6 +42,7 @@ export const discoverHostsCommand: CommandSpec<DiscoverHostsOptions> = {
     { flags: '--journal <file>', description: 'with --remap --apply: write the journal here (default: a timestamped file in [nova_reconcile] journal_dir)' },
     FORMAT_OPTION,
   ],
+  jsonSchemas: ['cell_v2-discover_hosts', { schema: 'plan', with: '--remap' }],
   exitCodes: [
     [0, 'success; with --strict, at least one host mapping was created; with --expect, every expected host is mapped; with --remap, nothing to remap'],
     [1, '--strict and nothing was created (also with --cell_uuid pointing at cell0); --expect and some expected host is not mapped after the wait; or a config file could not be read'],

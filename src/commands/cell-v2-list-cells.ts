@@ -16,6 +16,7 @@ export const listCellsCommand: CommandSpec<{ readonly verbose: boolean; readonly
       'unless --verbose is given.',
   ],
   options: [{ flags: '--verbose', description: 'show the URLs with their passwords, as nova-manage does' }, FORMAT_OPTION],
+  jsonSchemas: ['cell_v2-list_cells'],
   exitCodes: [
     [0, 'success'],
     [1, 'a config file could not be read'],

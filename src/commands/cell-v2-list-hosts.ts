@@ -11,6 +11,7 @@ export const listHostsCommand: CommandSpec<{ readonly cellUuid: string | undefin
   summary: 'list the host mappings of one or all cells (nova-manage compatible)',
   description: ['Prints a table of Cell Name, Cell UUID and Hostname for every host mapping, sorted by host name.'],
   options: [{ flags: '--cell_uuid <cell_uuid>', description: 'only list the hosts of this cell' }, FORMAT_OPTION],
+  jsonSchemas: ['cell_v2-list_hosts'],
   exitCodes: [
     [0, 'success'],
     [1, '"Cell with uuid <U> was not found."; or a config file could not be read'],

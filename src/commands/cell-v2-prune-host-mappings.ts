@@ -41,6 +41,7 @@ export const pruneHostMappingsCommand: CommandSpec<PruneHostMappingsOptions> = {
     MAX_COUNT_OPTION,
     ...APPLY_OPTIONS,
   ],
+  jsonSchemas: ['plan'],
   exitCodes: PLAN_EXIT_CODES,
   examples: ['nova-reconcile cell_v2 prune_host_mappings', 'nova-reconcile cell_v2 prune_host_mappings --host old-ironic-host --apply', 'nova-reconcile cell_v2 prune_host_mappings --cell cell1 --max-count 50 --apply', 'nova-reconcile undo /var/lib/nova-reconcile/journal/…jsonl --apply'],
   parse(raw) {

@@ -22,6 +22,7 @@ export function makeCompletionCommand(commands: () => readonly CommandSpec[]): C
     args: ['<shell>'],
     argChoices: { '<shell>': SHELLS },
     options: [],
+    jsonSchemas: [],
     exitCodes: reconcileExitCodes({ 0: 'the script was printed', 3: null, 4: null, 5: null, 2: null, 127: 'SHELL is not bash or zsh', 130: null, 143: null }),
     examples: ['source <(nova-reconcile completion bash)', 'nova-reconcile completion zsh > ~/.zsh/completions/_nova-reconcile'],
     parse(_raw, args) {

@@ -35,6 +35,7 @@ export const cleanupOrphansCommand: CommandSpec<CleanupOrphansOptions> = {
     MAX_COUNT_OPTION,
     ...APPLY_OPTIONS,
   ],
+  jsonSchemas: ['plan'],
   exitCodes: PLAN_EXIT_CODES,
   examples: [
     'openstack baremetal node list -f json > nodes.json',

@@ -43,6 +43,7 @@ export const computeNodeListCommand: CommandSpec<ComputeNodeListOptions> = {
     },
     { ...COLUMN_OPTION, description: `with -f table, value or csv: show only this column (repeatable, in the order given): ${HEADERS.join(', ')}` },
   ],
+  jsonSchemas: ['compute_node-list'],
   exitCodes: reconcileExitCodes({
     0: 'listed (also when no node matches)',
     3: null,

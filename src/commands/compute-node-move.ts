@@ -39,6 +39,7 @@ export const moveCommand: CommandSpec<MoveCommandOptions> = {
     { flags: SKIP_REFUSED, description: 'move the nodes that are not refused; without it any refused node means nothing moves' },
     ...APPLY_OPTIONS,
   ],
+  jsonSchemas: ['plan'],
   exitCodes: PLAN_EXIT_CODES,
   examples: [
     'nova-reconcile compute_node move --from-host ironic-compute-0 --from-host ironic-compute-2 --to-host ironic-compute-1',

@@ -67,6 +67,7 @@ export const rebalanceCommand: CommandSpec<RebalanceOptions> = {
     MAX_COUNT_OPTION,
     ...APPLY_OPTIONS,
   ],
+  jsonSchemas: ['plan'],
   exitCodes: PLAN_EXIT_CODES,
   examples: ['nova-reconcile compute_node rebalance', 'nova-reconcile compute_node rebalance --include-down --apply', 'nova-reconcile compute_node rebalance --ironic-source api --include-down', 'nova-reconcile compute_node rebalance --node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --apply --format json'],
   parse(raw) {

@@ -28,6 +28,7 @@ export const restoreNodeCommand: CommandSpec<RestoreNodeOptions> = {
       'they narrow a plan of many units, and a soft-deleted row is named by its uuid alone (several deleted rows may share a hypervisor_hostname).',
   ],
   options: [{ flags: '--uuid <uuid>', description: 'the compute node (and resource provider) uuid', required: true }, ...APPLY_OPTIONS],
+  jsonSchemas: ['plan'],
   exitCodes: PLAN_EXIT_CODES,
   examples: ['nova-reconcile compute_node restore --uuid 1e0f0000-0000-4000-8000-000000000001', 'nova-reconcile compute_node restore --uuid 1e0f0000-0000-4000-8000-000000000001 --apply'],
   parse(raw) {

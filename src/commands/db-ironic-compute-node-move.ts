@@ -28,6 +28,7 @@ export const ironicComputeNodeMoveCommand: CommandSpec<IronicComputeNodeMoveOpti
     { flags: '--journal <file>', description: 'write the journal of the change here (default: a timestamped file in [nova_reconcile] journal_dir)' },
     FORMAT_OPTION,
   ],
+  jsonSchemas: ['db-ironic_compute_node_move'],
   exitCodes: [
     [0, 'the node was moved (nothing is printed)'],
     [2, 'invalid usage'],

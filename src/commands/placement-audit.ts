@@ -45,6 +45,7 @@ export const placementAuditCommand: CommandSpec<PlacementAuditOptions> = {
     { flags: '--journal <file>', description: 'with --delete, write the journal here (default: a timestamped file in [nova_reconcile] journal_dir)' },
     FORMAT_OPTION,
   ],
+  jsonSchemas: ['placement-audit'],
   exitCodes: [
     [0, 'no orphaned allocations'],
     [1, 'a delete failed (the allocations changed under the run): the run stopped after that provider'],

@@ -35,6 +35,7 @@ export const cleanupProvidersCommand: CommandSpec<CleanupProvidersOptions> = {
       'provider whose compute node is unknown (archived to the shadow tables) belongs to no cell: --resource_provider or an unscoped run selects it.',
   ],
   options: [SCOPE_CELL, SCOPE_RESOURCE_PROVIDER, ...IRONIC_OPTIONS, MAX_COUNT_OPTION, ...APPLY_OPTIONS],
+  jsonSchemas: ['plan'],
   exitCodes: PLAN_EXIT_CODES,
   examples: [
     'nova-reconcile placement cleanup_providers',

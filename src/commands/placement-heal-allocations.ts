@@ -60,6 +60,7 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
     { flags: '--journal <file>', description: 'write the journal here (default: a timestamped file in [nova_reconcile] journal_dir)' },
     FORMAT_OPTION,
   ],
+  jsonSchemas: ['placement-heal_allocations'],
   exitCodes: [
     [0, 'Command completed successfully and allocations were created.'],
     [1, '--max-count was reached and there are more instances to process.'],

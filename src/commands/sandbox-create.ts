@@ -37,6 +37,7 @@ export const sandboxCreateCommand: CommandSpec<SandboxCreateOptions> = {
     { flags: '--force', description: 'replace a previous sandbox in DIR (refused if DIR holds anything else)' },
     FORMAT_OPTION,
   ],
+  jsonSchemas: ['sandbox-create'],
   exitCodes: reconcileExitCodes({
     0: 'the sandbox was created',
     3: null,

@@ -52,6 +52,7 @@ export const undoCommand: CommandSpec<UndoOptions> = {
     { flags: '--journal <file>', description: "where to write the undo's own journal" },
     FORMAT_OPTION,
   ],
+  jsonSchemas: ['undo'],
   exitCodes: reconcileExitCodes({
     0: 'nothing to restore (every row is already at its before-image)',
     3: 'without --apply: rows would be restored (nothing changed)',

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBin, type CliResult } from '../helpers/cli.js';
 import { createTestDeployment, type TestDeployment } from '../helpers/test-deployment.js';
 import { COMMANDS } from '../../src/dispatch/registry.js';
-import { JSON_SCHEMAS } from '../../src/cli/json-contract.js';
+import { jsonSchemaIndex } from '../../src/cli/json-contract.js';
 import { SANDBOX_CELL_UUIDS as CELL } from '../../src/sandbox/create-sandbox.js';
 import { DELETED_IRONIC_NODE, deletedIronicNodeIronicList } from '../../src/sandbox/scenarios/deleted-ironic-node.js';
 import { IRONIC_FAILOVER } from '../../src/sandbox/scenarios/ironic-failover.js';
@@ -29,6 +29,8 @@ type Doc = Record<string, unknown>;
 
 /** Commands whose documents were validated here, by name. */
 const covered = new Set<string>();
+/** The schemas each command's documents were validated against (its spec's jsonSchemas must name them). */
+const printed = new Map<string, Set<string>>();
 
 function validate(schema: string, r: CliResult, command: string): Doc {
   const v = validators.get(schema);
@@ -43,6 +45,7 @@ function validate(schema: string, r: CliResult, command: string): Doc {
   expect(doc['schema_version']).toBe(1);
   expect(typeof doc['changed']).toBe('boolean');
   covered.add(command);
+  if (schema !== 'error') printed.set(command, (printed.get(command) ?? new Set()).add(schema));
   return doc;
 }
 
@@ -254,10 +257,14 @@ describe('every --format json document validates against its schema [sqlite]', (
     });
   });
 
-  it('every command with --format json was covered, and every schema is listed for the man page', () => {
+  it("every command with --format json was covered, every schema is listed for the man page, and each command's spec names the schemas it printed", () => {
     const withJson = COMMANDS.filter((c) => c.options.some((o) => o.flags.startsWith('--format')) && c.path.join(' ') !== 'completion').map((c) => c.path.join(' '));
     expect([...covered].sort()).toEqual([...withJson].sort());
-    const listed = JSON_SCHEMAS.map(([, file]) => file).join(' ');
+    const listed = jsonSchemaIndex(COMMANDS).map(([, file]) => file).join(' ');
     for (const name of validators.keys()) expect(listed).toContain(`schemas/${name}.schema.json`);
+    for (const [command, schemas] of printed) {
+      const claims = COMMANDS.find((c) => c.path.join(' ') === command)?.jsonSchemas.map((claim) => (typeof claim === 'string' ? claim : claim.schema));
+      expect([command, [...schemas].sort()]).toEqual([command, [...new Set(claims)].sort()]);
+    }
   });
 });
