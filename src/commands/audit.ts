@@ -61,7 +61,7 @@ export const auditCommand: CommandSpec<AuditOptions> = {
     SCOPE_HOST,
     {
       flags: '--kind <kinds>',
-      description: 'only report findings of these kinds (comma-separated; see Kinds above). The exit code follows the findings reported: 0 when none of these kinds is found',
+      description: 'only report findings of these kinds (comma-separated, from the list under Kinds). The exit code follows the findings reported: 0 when none of these kinds is found',
       suggestions: FINDING_KINDS,
     },
     ...IRONIC_OPTIONS,
@@ -93,7 +93,7 @@ export const auditCommand: CommandSpec<AuditOptions> = {
   examples: [
     'nova-reconcile audit',
     'openstack baremetal node list -f json > nodes.json && nova-reconcile audit --ironic-nodes nodes.json --format json',
-    'nova-reconcile audit --cell cell1 --host compute-3 --kind orphan-node,stale-provider',
+    'nova-reconcile audit --cell cell1 --host compute-9 --kind orphan-node-service-deleted,orphan-node-ironic-deleted',
     'nova-reconcile audit --metrics-file /var/lib/node_exporter/textfile_collector/nova_reconcile.prom > /dev/null',
   ],
   parse(raw) {

@@ -43,7 +43,7 @@ export const pruneHostMappingsCommand: CommandSpec<PruneHostMappingsOptions> = {
   ],
   jsonSchemas: ['plan'],
   exitCodes: PLAN_EXIT_CODES,
-  examples: ['nova-reconcile cell_v2 prune_host_mappings', 'nova-reconcile cell_v2 prune_host_mappings --host old-ironic-host --apply', 'nova-reconcile cell_v2 prune_host_mappings --cell cell1 --max-count 50 --apply', 'nova-reconcile undo /var/lib/nova-reconcile/journal/…jsonl --apply'],
+  examples: ['nova-reconcile cell_v2 prune_host_mappings', 'nova-reconcile cell_v2 prune_host_mappings --host compute-9 --apply', 'nova-reconcile cell_v2 prune_host_mappings --cell cell1 --max-count 50 --apply', 'nova-reconcile undo /var/lib/nova-reconcile/journal/…jsonl --apply'],
   parse(raw) {
     const given = stringOption(raw, 'cell_uuid');
     const cellUuid = given === undefined ? undefined : (parseUuidArguments([given], '--cell_uuid')[0] as string);

@@ -40,7 +40,7 @@ export const cleanupOrphansCommand: CommandSpec<CleanupOrphansOptions> = {
   examples: [
     'openstack baremetal node list -f json > nodes.json',
     'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json',
-    'nova-reconcile compute_node cleanup_orphans --host compute-3 --apply',
+    'nova-reconcile compute_node cleanup_orphans --host compute-9 --apply',
     'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json --cell cell1 --max-count 10 --apply',
   ],
   parse(raw) {

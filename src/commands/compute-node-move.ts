@@ -43,7 +43,7 @@ export const moveCommand: CommandSpec<MoveCommandOptions> = {
   exitCodes: PLAN_EXIT_CODES,
   examples: [
     'nova-reconcile compute_node move --from-host ironic-compute-0 --from-host ironic-compute-2 --to-host ironic-compute-1',
-    'nova-reconcile compute_node move --node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --to-host ironic-compute-1 --apply --format json',
+    'nova-reconcile compute_node move --node aa2f504a-fe68-4da3-b652-d23e2283273a --to-host ironic-compute-1 --apply --format json',
   ],
   parse(raw) {
     const move = parseMoveOptions(raw);

@@ -30,7 +30,7 @@ export const restoreNodeCommand: CommandSpec<RestoreNodeOptions> = {
   options: [{ flags: '--uuid <uuid>', description: 'the compute node (and resource provider) uuid', required: true }, ...APPLY_OPTIONS],
   jsonSchemas: ['plan'],
   exitCodes: PLAN_EXIT_CODES,
-  examples: ['nova-reconcile compute_node restore --uuid 1e0f0000-0000-4000-8000-000000000001', 'nova-reconcile compute_node restore --uuid 1e0f0000-0000-4000-8000-000000000001 --apply'],
+  examples: ['nova-reconcile compute_node restore --uuid 33509888-9e82-4645-b10f-8cf051fe7c31', 'nova-reconcile compute_node restore --uuid 33509888-9e82-4645-b10f-8cf051fe7c31 --apply'],
   parse(raw) {
     const uuid = requiredOption(raw, 'uuid', '--uuid <uuid>');
     if (!isUuid(uuid)) throw new ReconcileError('usage', `--uuid must be a uuid, got '${uuid}'`);

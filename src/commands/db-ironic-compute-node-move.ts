@@ -40,7 +40,7 @@ export const ironicComputeNodeMoveCommand: CommandSpec<IronicComputeNodeMoveOpti
     'Errors are one line after "An error has occurred:", with no traceback; the change is journaled (undo can revert it); --format json and --journal are additions.',
     'A connection lost while the COMMIT is in flight is reported as such: whether the move committed is unknown, and the hint names the journal, whose undo (without --apply) tells which.',
   ],
-  examples: ['nova-reconcile db ironic_compute_node_move --ironic-node-uuid 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 --destination-host ironic-compute-1'],
+  examples: ['nova-reconcile db ironic_compute_node_move --ironic-node-uuid aa2f504a-fe68-4da3-b652-d23e2283273a --destination-host ironic-compute-1'],
   parse(raw) {
     const node = stringOption(raw, 'ironicNodeUuid');
     const dest = stringOption(raw, 'destinationHost');

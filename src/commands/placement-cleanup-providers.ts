@@ -39,7 +39,7 @@ export const cleanupProvidersCommand: CommandSpec<CleanupProvidersOptions> = {
   exitCodes: PLAN_EXIT_CODES,
   examples: [
     'nova-reconcile placement cleanup_providers',
-    'nova-reconcile placement cleanup_providers --resource_provider 9f3c2a4e-5b1d-4e6f-8a7b-0c1d2e3f4a5b --apply',
+    'nova-reconcile placement cleanup_providers --resource_provider b8828977-02e0-44a6-b5df-477773c72fe7 --apply',
     'nova-reconcile placement cleanup_providers --cell cell1 --max-count 20 --apply --format json',
   ],
   parse(raw) {

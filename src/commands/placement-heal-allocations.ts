@@ -85,7 +85,7 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
   examples: [
     'nova-reconcile placement heal_allocations --dry-run --verbose',
     'nova-reconcile placement heal_allocations --max-count 100 --skip-port-allocations',
-    'nova-reconcile placement heal_allocations --instance UUID --verbose',
+    'nova-reconcile placement heal_allocations --instance 3f534fee-9450-4c30-bbd2-f26a1ae0a399 --verbose',
   ],
   parse(raw) {
     return {
