@@ -1,4 +1,4 @@
-// undo --apply restores the databases side by side (src/operations/undo.ts,
+// undo --apply restores the databases side by side (src/operations/undo-lanes.ts,
 // runInLanes). What makes that as safe as one change at a time, checked on
 // journals of units that span the API, placement and two cells, with
 // restores of random length:
@@ -12,7 +12,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeTarget, type DbRef } from '../../src/domain/plan.js';
 import type { JournalChange } from '../../src/operations/journal.js';
-import { changeKeys, runInLanes, undoLanes, unitPredecessors, type LaneOptions } from '../../src/operations/undo.js';
+import { changeKeys, runInLanes, undoLanes, unitPredecessors, type LaneOptions } from '../../src/operations/undo-lanes.js';
 
 const TARGETS: readonly DbRef[] = [{ db: 'api' }, { db: 'placement' }, { db: 'cell', cellUuid: 'c1' }, { db: 'cell', cellUuid: 'c2' }];
 
