@@ -18,7 +18,7 @@ import { CasConflict } from '../db/row-images.js';
 import { utcNowString } from '../db/time.js';
 import type { Change, DbRef, Plan, Refusal, Unit } from '../domain/plan.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
-import { journalHeader, defaultJournalPath, openJournal, type DeploymentIdentity } from './journal.js';
+import { journalHeader, defaultJournalPath, openJournal, type DeploymentIdentity, type JournalWriter } from './journal.js';
 import { batchUnits, heldSegment, type Batch, type CellChange, type UnitShape } from './apply-batches.js';
 import { readDeploymentIdentity } from './deployment-identity.js';
 import { contention, writeJournaled, writeJournaledGroup, WriteFailed, type JournaledEntry } from './journaled-write.js';
@@ -90,181 +90,10 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
   const path = options.journalPath ?? defaultJournalPath(options.journalDir, plan.command, new Date());
   const journal = openJournal(path, journalHeader(plan.command, identity));
   options.onJournal?.(journal.path);
+  const run: ApplyRun = { deployment, journal, committed: 0 };
   const outcomes: UnitOutcome[] = [];
-  /** Changes committed so far: an error after one says so (the error document's `changed`). */
-  let committed = 0;
   let done = 0;
   const tally = { applied: 0, 'already-done': 0, skipped: 0 };
-  /** One change in its own compare-and-swap transaction, journaled before it commits. */
-  const applyOwn = async (unit: Unit, change: Change): Promise<void> => {
-    const db = await databaseFor(deployment, change.target);
-    try {
-      await writeJournaled(db, () => journal, async (trx) => ({
-        value: undefined,
-        entry: { unit: unit.id, target: change.target, change, rows: await applyChange(trx, db.dialect, change, utcNowString()) },
-      }));
-    } catch (err) {
-      if (err instanceof WriteFailed) throw wrapApplyError(err.cause, db, `"${unit.title}"`, err.committing);
-      throw err;
-    }
-    committed += 1;
-  };
-
-  const applyUnit = async (unit: Unit): Promise<UnitOutcome> => {
-    const changes = unit.changes.map((pc) => pc.change);
-    const segment = heldSegment(changes);
-    let held: HeldCell | undefined;
-    let applied = 0;
-    let alreadyDone = 0;
-    /** A compare-and-swap missed: already done when the change's target state holds, else the unit stops. */
-    const missed = async (change: Change, err: CasConflict): Promise<UnitOutcome | undefined> => {
-      if (await changeAlreadyDone((await databaseFor(deployment, change.target)).knex, change)) {
-        alreadyDone += 1;
-        return undefined;
-      }
-      return { unit, status: 'skipped', reason: err.message, changesApplied: applied };
-    };
-    try {
-      if (segment !== undefined) {
-        // Ownership before placement: lock and check the cell rows first.
-        try {
-          held = await openHeldCell(deployment, [segment.changes]);
-        } catch (err) {
-          if (!(err instanceof CasConflict)) throw err;
-          // Someone else may have finished this very unit (another run through another node).
-          for (const change of changes) if (!(await changeAlreadyDone((await databaseFor(deployment, change.target)).knex, change))) {
-            return { unit, status: 'skipped', reason: `${err.message}; nothing was changed`, changesApplied: 0 };
-          }
-          return { unit, status: 'already-done' };
-        }
-      }
-      for (let i = 0; i < changes.length; i++) {
-        const change = changes[i] as Change;
-        if (segment !== undefined && held !== undefined && i === segment.start) {
-          const result = await applyHeld(unit, segment, held);
-          held = undefined;
-          if (result !== undefined) return { unit, status: 'skipped', reason: result.message, changesApplied: applied };
-          applied += segment.changes.length;
-          i = segment.start + segment.changes.length - 1;
-          continue;
-        }
-        try {
-          await applyOwn(unit, change);
-          applied += 1;
-        } catch (err) {
-          if (!(err instanceof CasConflict)) throw err;
-          const stop = await missed(change, err);
-          if (stop !== undefined) return stop;
-        }
-      }
-    } finally {
-      if (held !== undefined) await held.trx.rollback().catch(() => undefined);
-    }
-    if (applied === 0 && alreadyDone > 0) return { unit, status: 'already-done' };
-    return { unit, status: 'applied' };
-  };
-
-  /**
-   * The unit's held cell changes, written in the held transaction, then
-   * committed (commitGroup). A deadlock victim is re-run from a new guard
-   * (its placement changes are already committed). Returns the conflict
-   * that stopped it.
-   */
-  const applyHeld = async (unit: Unit, segment: HeldSegment, first: HeldCell | undefined): Promise<CasConflict | undefined> => {
-    let held: HeldCell | undefined = first;
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        held ??= await openHeldCell(deployment, [segment.changes]);
-      } catch (err) {
-        if (err instanceof CasConflict) return err;
-        throw err;
-      }
-      const { db, trx } = held;
-      held = undefined;
-      const outcome = await commitGroup(db, trx, [{ unit, changes: segment.changes }]);
-      if (outcome.committed) return undefined;
-      const err = outcome.rolledBack;
-      if (err instanceof CasConflict) return err;
-      // A deadlock victim or a certification failure (commitGroup throws anything else).
-      if (attempt < DEADLOCK_ATTEMPTS) {
-        await deadlockPause(attempt);
-        continue;
-      }
-      return contention(db, err);
-    }
-  };
-
-  /**
-   * Write `items` (each a unit and some of its changes) in one transaction
-   * of `db` (`given`, or a new one), journaled with one fsync before it
-   * commits (writeJournaledGroup). Not committed when it was certainly
-   * rolled back (a conflict, a deadlock victim, a certification failure):
-   * nothing of it happened, and `rolledBack` says why. Anything else throws
-   * as a change written on its own does.
-   */
-  const commitGroup = async (
-    db: Database,
-    given: Knex.Transaction | undefined,
-    items: ReadonlyArray<{ readonly unit: Unit; readonly changes: readonly Change[] }>,
-  ): Promise<{ readonly committed: true } | { readonly committed: false; readonly rolledBack: unknown }> => {
-    let outcome: Awaited<ReturnType<typeof writeJournaledGroup>>;
-    try {
-      outcome = await writeJournaledGroup(db, () => journal, given, async (trx) => {
-        const flat = items.flatMap(({ unit, changes }) => changes.map((change) => ({ unit: unit.id, change })));
-        // Journaled in the order written: undo restores in exactly the reverse.
-        const written = await applyChanges(trx, db.dialect, flat, utcNowString());
-        return written.map(({ index, rows }): JournaledEntry => {
-          const { unit, change } = flat[index] as (typeof flat)[number];
-          return { unit, target: change.target, change, rows };
-        });
-      });
-    } catch (err) {
-      if (!(err instanceof WriteFailed)) throw err;
-      const first = items[0]?.unit.title ?? '';
-      throw wrapApplyError(err.cause, db, items.length === 1 ? `"${first}"` : `a batch of ${items.length} units ("${first}" first)`, err.committing);
-    }
-    if ('rolledBack' in outcome) return { committed: false, rolledBack: outcome.rolledBack };
-    committed += outcome.seqs.length;
-    return { committed: true };
-  };
-
-  /**
-   * A batch of units of one shape (apply-batches.ts): the held cell rows of
-   * every unit locked and checked, every unit's first changes in one
-   * transaction, then every unit's held changes in the held one. Undefined
-   * when it was rolled back before anything of it committed: the caller then
-   * applies its units one by one. When only the held changes were rolled
-   * back, each unit's are re-run on their own (applyHeld).
-   */
-  const applyBatch = async (units: readonly Unit[], shapes: readonly UnitShape[]): Promise<UnitOutcome[] | undefined> => {
-    const shape = shapes[0] as UnitShape;
-    const firstDb = await databaseFor(deployment, shape.first);
-    const heldChanges = shapes.map((sh) => sh.held?.changes ?? []);
-    let held: HeldCell | undefined;
-    try {
-      if (shape.held !== undefined) {
-        held = await tryOpenHeldCell(deployment, heldChanges);
-        if (held === undefined) return undefined;
-      }
-      const firsts = units.map((unit, k) => ({ unit, changes: unit.changes.slice(0, (shapes[k] as UnitShape).firstCount).map((pc) => pc.change) }));
-      if (!(await commitGroup(firstDb, undefined, firsts)).committed) return undefined;
-      if (held === undefined) return units.map((unit) => ({ unit, status: 'applied' }));
-      const h = held;
-      held = undefined;
-      if ((await commitGroup(h.db, h.trx, units.map((unit, k) => ({ unit, changes: heldChanges[k] as Change[] })))).committed) return units.map((unit) => ({ unit, status: 'applied' }));
-      // The first changes are committed: each unit's held changes again, from a guard of its own.
-      const outcomes: UnitOutcome[] = [];
-      for (const [k, unit] of units.entries()) {
-        const sh = shapes[k] as UnitShape;
-        const conflict = await applyHeld(unit, sh.held as HeldSegment, undefined);
-        outcomes.push(conflict === undefined ? { unit, status: 'applied' } : { unit, status: 'skipped', reason: conflict.message, changesApplied: sh.firstCount });
-      }
-      return outcomes;
-    } finally {
-      if (held !== undefined) await held.trx.rollback().catch(() => undefined);
-    }
-  };
-
   const record = (index: number, outcome: UnitOutcome): void => {
     outcomes[index] = outcome;
     done += 1;
@@ -277,7 +106,7 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
       batchUnits(plan.units, options.batchUnits),
       options.concurrency ?? 1,
       async (batch: Batch) => {
-        const together = batch.shapes === undefined ? undefined : await applyBatch(batch.units, batch.shapes);
+        const together = batch.shapes === undefined ? undefined : await applyBatch(run, batch.units, batch.shapes);
         if (together !== undefined) {
           together.forEach((outcome, k) => record(batch.start + k, outcome));
           return;
@@ -285,7 +114,7 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
         // One by one: a unit alone, or a batch that was rolled back. An interrupt starts no more of them.
         for (const [k, unit] of batch.units.entries()) {
           if (k > 0 && options.signal?.aborted === true) return;
-          record(batch.start + k, await applyUnit(unit));
+          record(batch.start + k, await applyUnit(run, unit));
         }
       },
       // When units in flight fail together (a server gone), a change whose
@@ -294,7 +123,7 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
       () => options.signal?.aborted === true,
     );
   } catch (err) {
-    throw withChanged(err, committed > 0 || (err instanceof ReconcileError && unknownOutcomes.has(err)));
+    throw withChanged(err, run.committed > 0 || (err instanceof ReconcileError && unknownOutcomes.has(err)));
   } finally {
     journal.close();
   }
@@ -304,6 +133,184 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
     return { journalPath: journal.path, outcomes: ran, refused: plan.refused, interrupted: { reason: String(options.signal.reason), notStarted: plan.units.length - ran.length } };
   }
   return { journalPath: journal.path, outcomes: ran, refused: plan.refused };
+}
+
+/** What every write of one apply shares. */
+interface ApplyRun {
+  readonly deployment: Deployment;
+  readonly journal: JournalWriter;
+  /** Changes committed so far: an error after one says so (the error document's `changed`). */
+  committed: number;
+}
+
+/** One change in its own compare-and-swap transaction, journaled before it commits. */
+async function applyOwn(run: ApplyRun, unit: Unit, change: Change): Promise<void> {
+  const db = await databaseFor(run.deployment, change.target);
+  try {
+    await writeJournaled(db, () => run.journal, async (trx) => ({
+      value: undefined,
+      entry: { unit: unit.id, target: change.target, change, rows: await applyChange(trx, db.dialect, change, utcNowString()) },
+    }));
+  } catch (err) {
+    if (err instanceof WriteFailed) throw wrapApplyError(err.cause, db, `"${unit.title}"`, err.committing);
+    throw err;
+  }
+  run.committed += 1;
+}
+
+async function isAlreadyDone(deployment: Deployment, change: Change): Promise<boolean> {
+  return changeAlreadyDone((await databaseFor(deployment, change.target)).knex, change);
+}
+
+/** One unit, change by change, its held cell changes (if any) in the transaction that locked and checked them first. */
+async function applyUnit(run: ApplyRun, unit: Unit): Promise<UnitOutcome> {
+  const { deployment } = run;
+  const changes = unit.changes.map((pc) => pc.change);
+  const segment = heldSegment(changes);
+  let held: HeldCell | undefined;
+  let applied = 0;
+  let alreadyDone = 0;
+  try {
+    if (segment !== undefined) {
+      // Ownership before placement: lock and check the cell rows first.
+      try {
+        held = await openHeldCell(deployment, [segment.changes]);
+      } catch (err) {
+        if (!(err instanceof CasConflict)) throw err;
+        // Someone else may have finished this very unit (another run through another node).
+        for (const change of changes) if (!(await isAlreadyDone(deployment, change))) {
+          return { unit, status: 'skipped', reason: `${err.message}; nothing was changed`, changesApplied: 0 };
+        }
+        return { unit, status: 'already-done' };
+      }
+    }
+    for (let i = 0; i < changes.length; i++) {
+      const change = changes[i] as Change;
+      if (segment !== undefined && held !== undefined && i === segment.start) {
+        const result = await applyHeld(run, unit, segment, held);
+        held = undefined;
+        if (result !== undefined) return { unit, status: 'skipped', reason: result.message, changesApplied: applied };
+        applied += segment.changes.length;
+        i = segment.start + segment.changes.length - 1;
+        continue;
+      }
+      try {
+        await applyOwn(run, unit, change);
+        applied += 1;
+      } catch (err) {
+        if (!(err instanceof CasConflict)) throw err;
+        // A compare-and-swap missed: already done when the change's target state holds, else the unit stops.
+        if (!(await isAlreadyDone(deployment, change))) return { unit, status: 'skipped', reason: err.message, changesApplied: applied };
+        alreadyDone += 1;
+      }
+    }
+  } finally {
+    if (held !== undefined) await held.trx.rollback().catch(() => undefined);
+  }
+  if (applied === 0 && alreadyDone > 0) return { unit, status: 'already-done' };
+  return { unit, status: 'applied' };
+}
+
+/**
+ * The unit's held cell changes, written in the held transaction, then
+ * committed (commitGroup). A deadlock victim is re-run from a new guard
+ * (its placement changes are already committed). Returns the conflict
+ * that stopped it.
+ */
+async function applyHeld(run: ApplyRun, unit: Unit, segment: HeldSegment, first: HeldCell | undefined): Promise<CasConflict | undefined> {
+  let held: HeldCell | undefined = first;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      held ??= await openHeldCell(run.deployment, [segment.changes]);
+    } catch (err) {
+      if (err instanceof CasConflict) return err;
+      throw err;
+    }
+    const { db, trx } = held;
+    held = undefined;
+    const outcome = await commitGroup(run, db, trx, [{ unit, changes: segment.changes }]);
+    if (outcome.committed) return undefined;
+    const err = outcome.rolledBack;
+    if (err instanceof CasConflict) return err;
+    // A deadlock victim or a certification failure (commitGroup throws anything else).
+    if (attempt < DEADLOCK_ATTEMPTS) {
+      await deadlockPause(attempt);
+      continue;
+    }
+    return contention(db, err);
+  }
+}
+
+/**
+ * Write `items` (each a unit and some of its changes) in one transaction
+ * of `db` (`given`, or a new one), journaled with one fsync before it
+ * commits (writeJournaledGroup). Not committed when it was certainly
+ * rolled back (a conflict, a deadlock victim, a certification failure):
+ * nothing of it happened, and `rolledBack` says why. Anything else throws
+ * as a change written on its own does.
+ */
+async function commitGroup(
+  run: ApplyRun,
+  db: Database,
+  given: Knex.Transaction | undefined,
+  items: ReadonlyArray<{ readonly unit: Unit; readonly changes: readonly Change[] }>,
+): Promise<{ readonly committed: true } | { readonly committed: false; readonly rolledBack: unknown }> {
+  let outcome: Awaited<ReturnType<typeof writeJournaledGroup>>;
+  try {
+    outcome = await writeJournaledGroup(db, () => run.journal, given, async (trx) => {
+      const flat = items.flatMap(({ unit, changes }) => changes.map((change) => ({ unit: unit.id, change })));
+      // Journaled in the order written: undo restores in exactly the reverse.
+      const written = await applyChanges(trx, db.dialect, flat, utcNowString());
+      return written.map(({ index, rows }): JournaledEntry => {
+        const { unit, change } = flat[index] as (typeof flat)[number];
+        return { unit, target: change.target, change, rows };
+      });
+    });
+  } catch (err) {
+    if (!(err instanceof WriteFailed)) throw err;
+    const first = items[0]?.unit.title ?? '';
+    throw wrapApplyError(err.cause, db, items.length === 1 ? `"${first}"` : `a batch of ${items.length} units ("${first}" first)`, err.committing);
+  }
+  if ('rolledBack' in outcome) return { committed: false, rolledBack: outcome.rolledBack };
+  run.committed += outcome.seqs.length;
+  return { committed: true };
+}
+
+/**
+ * A batch of units of one shape (apply-batches.ts): the held cell rows of
+ * every unit locked and checked, every unit's first changes in one
+ * transaction, then every unit's held changes in the held one. Undefined
+ * when it was rolled back before anything of it committed: the caller then
+ * applies its units one by one. When only the held changes were rolled
+ * back, each unit's are re-run on their own (applyHeld).
+ */
+async function applyBatch(run: ApplyRun, units: readonly Unit[], shapes: readonly UnitShape[]): Promise<UnitOutcome[] | undefined> {
+  const shape = shapes[0] as UnitShape;
+  const firstDb = await databaseFor(run.deployment, shape.first);
+  const heldChanges = shapes.map((sh) => sh.held?.changes ?? []);
+  let held: HeldCell | undefined;
+  try {
+    if (shape.held !== undefined) {
+      held = await tryOpenHeldCell(run.deployment, heldChanges);
+      if (held === undefined) return undefined;
+    }
+    const firsts = units.map((unit, k) => ({ unit, changes: unit.changes.slice(0, (shapes[k] as UnitShape).firstCount).map((pc) => pc.change) }));
+    if (!(await commitGroup(run, firstDb, undefined, firsts)).committed) return undefined;
+    if (held === undefined) return units.map((unit) => ({ unit, status: 'applied' }));
+    const h = held;
+    held = undefined;
+    if ((await commitGroup(run, h.db, h.trx, units.map((unit, k) => ({ unit, changes: heldChanges[k] as Change[] })))).committed) return units.map((unit) => ({ unit, status: 'applied' }));
+    // The first changes are committed: each unit's held changes again, from a guard of its own.
+    const outcomes: UnitOutcome[] = [];
+    for (const [k, unit] of units.entries()) {
+      const sh = shapes[k] as UnitShape;
+      const conflict = await applyHeld(run, unit, sh.held as HeldSegment, undefined);
+      outcomes.push(conflict === undefined ? { unit, status: 'applied' } : { unit, status: 'skipped', reason: conflict.message, changesApplied: sh.firstCount });
+    }
+    return outcomes;
+  } finally {
+    if (held !== undefined) await held.trx.rollback().catch(() => undefined);
+  }
 }
 
 /**
