@@ -41,7 +41,13 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
   }
   out.push('.SH EXIT STATUS', 'The compatible commands keep nova-manage\'s codes, listed with each command above. The reconciliation commands share these:');
   for (const [code, text] of RECONCILE_EXIT_TABLE) out.push('.TP', `.B ${code}`, esc(text));
-  out.push(
+  out.push(...configurationSection(), ...runSections(), ...safetySections(), ...outputSections(commands));
+  return out.join('\n') + '\n';
+}
+
+/** CONFIGURATION: the nova.conf options read, the ironic partitions and the Ironic API. */
+function configurationSection(): string[] {
+  return [
     '.SH CONFIGURATION',
     'nova.conf is read with oslo.config semantics: repeated \\-\\-config\\-file (the last file to set an option wins),',
     '\\-\\-config\\-dir (*.conf in sorted order, at its position), and the default search path ~/.nova/, ~/, /etc/nova/, /etc/',
@@ -67,6 +73,12 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     'A wrong or unsupported value in [ironic] or ironic_partitions stops only the commands that read them (audit, compute_node',
     'list, cleanup_orphans, rebalance, move and restore, placement cleanup_providers: exit 2, one line, before any change); the',
     'commands nova\\-manage also has, and undo, run as nova\\-manage does with the same file.',
+  ];
+}
+
+/** LOGGING, PROGRESS AND SIGNALS. */
+function runSections(): string[] {
+  return [
     '.SH LOGGING',
     'With \\-\\-log\\-file, \\-\\-log\\-dir or \\-\\-use\\-syslog (or their [DEFAULT] options), every applied unit (INFO), refusal and',
     'skipped unit (WARNING), restored or refused undo change, and error (ERROR) is logged, one line each, in oslo.log\'s default',
@@ -91,6 +103,12 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     'ironic_compute_node_move (one transaction), a signal stops at once with 130 or 143.',
     'undo \\-\\-apply is interrupted like an apply: the changes in flight finish (a run of up to apply_batch_units changes of one',
     'database is one transaction), no other starts; the same undo again finishes it.',
+  ];
+}
+
+/** MONITORING, CIRCUIT BREAKER, PLAN FILES, GALERA. */
+function safetySections(): string[] {
+  return [
     '.SH MONITORING',
     'audit \\-\\-format prometheus prints, and audit \\-\\-metrics\\-file PATH writes atomically (a temporary file in the same',
     'directory, renamed over PATH), the metrics for node_exporter\'s textfile collector: nova_reconcile_audit_findings{kind,cell,cell_uuid}',
@@ -122,6 +140,12 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     'rolled back in the journal; a change that loses them all skips its unit, exit 5); a node that is not',
     'ready (1047, outside the primary component) is refused with exit 2. Journals are bound to the API database name and',
     'the cell mappings, not to the address, so they can be undone through any node.',
+  ];
+}
+
+/** OUTPUT, JSON OUTPUT, SECURITY, SEE ALSO. */
+function outputSections(commands: readonly CommandSpec[]): string[] {
+  return [
     '.SH OUTPUT',
     'The reconciliation tables are plain ASCII, one row per line. On a terminal a table wider than the terminal has its widest',
     'columns cut to fit, marked with \\[u2026] (headers stay whole when they fit); piped, every cell is printed whole.',
@@ -143,8 +167,7 @@ export function renderManPage(commands: readonly CommandSpec[], version: string)
     'which prints URLs as nova-manage does.',
     '.SH SEE ALSO',
     '.BR nova-manage (1)',
-  );
-  return out.join('\n') + '\n';
+  ];
 }
 
 function renderCommand(spec: CommandSpec): string[] {

@@ -123,75 +123,45 @@ function closeQuietly(fd: number): void {
   }
 }
 
+/** What the log has opened: decided at its first line, not before. */
+interface LogState {
+  target: LogTarget | undefined;
+  fd: number | undefined;
+  syslog: ChildProcess | undefined;
+  syslogFailed: boolean;
+}
+
 /** The operator log; opens its file and logger(1) at the first line, not before. */
 export function openOperatorLog(opts: OpenLogOptions): OperatorLog {
-  let target: LogTarget | undefined;
-  let fd: number | undefined;
-  let syslog: ChildProcess | undefined;
-  let syslogFailed = false;
-  const open = (strict: boolean): LogTarget => {
-    if (target !== undefined) return target;
-    try {
-      target = opts.target();
-    } catch (err) {
-      target = { file: undefined, syslogFacility: undefined, debug: false };
-      if (strict) throw err;
-      // A bad [DEFAULT] value found mid-run: the run goes on, unlogged, and says so.
-      opts.warn(`nova-reconcile: warning: nothing is logged: ${err instanceof Error ? err.message : String(err)}`);
-      return target;
-    }
-    if (target.file !== undefined) {
-      try {
-        makeDirectories(join(target.file, '..'));
-        fd = openSync(target.file, 'a', 0o640);
-      } catch (err) {
-        const t = target.file;
-        target = { ...target, file: undefined };
-        const problem = new ReconcileError('config', `cannot open the log file ${t}: ${describeFileError(err)}`, { hint: 'check --log-file/--log-dir or [DEFAULT] log_file/log_dir' });
-        if (strict) throw problem;
-        opts.warn(`nova-reconcile: warning: ${problem.message}; nothing is logged there`);
-      }
-    }
-    if (target.syslogFacility !== undefined) {
-      const args = ['--prio-prefix', '--tag', 'nova-reconcile', `--id=${opts.pid}`, ...(opts.syslogSocket === undefined ? [] : ['--socket', opts.syslogSocket])];
-      const child = childProcess().spawn('logger', args, { stdio: ['pipe', 'ignore', 'inherit'] });
-      child.on('error', () => {
-        if (!syslogFailed) opts.warn('nova-reconcile: warning: --use-syslog: logger(1) from util-linux could not be run; nothing is logged to syslog');
-        syslogFailed = true;
-      });
-      child.stdin?.on('error', () => undefined);
-      syslog = child;
-    }
-    return target;
-  };
+  const st: LogState = { target: undefined, fd: undefined, syslog: undefined, syslogFailed: false };
   // The file's lines are written at the end of each turn of the event loop,
   // those of one turn in one write (a WARNING or ERROR line at once, with
-  // what came before it): a first discover_hosts at 30,000 hosts logs 30,000
-  // lines, and one system call each was a tenth of its run (issue 20).
-  // A process killed outright loses at most the lines of its last turn; the
-  // journal, not this log, is the record of what was applied.
+  // what came before it): a run that logs a line per host makes one system
+  // call per turn, not per line. A process killed outright loses at most the
+  // lines of its last turn; the journal, not this log, is the record of what
+  // was applied.
   let pending = '';
   let flushQueued = false;
   const flush = (): void => {
     flushQueued = false;
     const text = pending;
     pending = '';
-    if (text === '' || fd === undefined) return;
+    if (text === '' || st.fd === undefined) return;
     try {
-      writeSync(fd, text);
+      writeSync(st.fd, text);
     } catch (err) {
       // A full disk or a vanished file stops the log, not the command.
-      const failed = fd;
-      fd = undefined;
+      const failed = st.fd;
+      st.fd = undefined;
       closeQuietly(failed);
-      opts.warn(`nova-reconcile: warning: cannot write the log file ${target?.file ?? ''}: ${describeFileError(err)}; nothing more is logged there`);
+      opts.warn(`nova-reconcile: warning: cannot write the log file ${st.target?.file ?? ''}: ${describeFileError(err)}; nothing more is logged there`);
     }
   };
   const write = (level: LogLevel, message: string): void => {
-    const t = open(false);
+    const t = openTarget(opts, st, false);
     if (level === 'DEBUG' && !t.debug) return;
     const now = new Date();
-    if (fd !== undefined) {
+    if (st.fd !== undefined) {
       pending += formatLogLine(now, opts.pid, level, opts.name, message) + '\n';
       if (level === 'WARNING' || level === 'ERROR' || pending.length >= FLUSH_BYTES) flush();
       else if (!flushQueued) {
@@ -199,9 +169,9 @@ export function openOperatorLog(opts: OpenLogOptions): OperatorLog {
         setImmediate(flush);
       }
     }
-    if (syslog !== undefined && !syslogFailed && t.syslogFacility !== undefined) {
+    if (st.syslog !== undefined && !st.syslogFailed && t.syslogFacility !== undefined) {
       const pri = (FACILITIES[t.syslogFacility] ?? 1) * 8 + SEVERITY[level];
-      syslog.stdin?.write(`<${pri}>${level} ${opts.name} [-] ${oneLine(message)}\n`);
+      st.syslog.stdin?.write(`<${pri}>${level} ${opts.name} [-] ${oneLine(message)}\n`);
     }
   };
   return {
@@ -209,23 +179,67 @@ export function openOperatorLog(opts: OpenLogOptions): OperatorLog {
     info: (m) => write('INFO', m),
     warning: (m) => write('WARNING', m),
     error: (m) => write('ERROR', m),
-    open: () => void open(true),
+    open: () => void openTarget(opts, st, true),
     async close() {
       flush();
-      if (fd !== undefined) closeSync(fd);
-      fd = undefined;
-      const child = syslog;
-      syslog = undefined;
-      if (child === undefined || syslogFailed) return;
-      // logger(1) sends what it has read and exits at end of input; wait for it (bounded).
-      await new Promise<void>((done) => {
-        const timer = setTimeout(done, 3000);
-        child.once('close', () => {
-          clearTimeout(timer);
-          done();
-        });
-        child.stdin?.end();
-      });
+      await closeLog(st);
     },
   };
+}
+
+/** Decide the target and open what it names; `strict`: a problem throws instead of being warned about. */
+function openTarget(opts: OpenLogOptions, st: LogState, strict: boolean): LogTarget {
+  if (st.target !== undefined) return st.target;
+  let target: LogTarget;
+  try {
+    target = opts.target();
+  } catch (err) {
+    st.target = { file: undefined, syslogFacility: undefined, debug: false };
+    if (strict) throw err;
+    // A bad [DEFAULT] value found mid-run: the run goes on, unlogged, and says so.
+    opts.warn(`nova-reconcile: warning: nothing is logged: ${err instanceof Error ? err.message : String(err)}`);
+    return st.target;
+  }
+  st.target = target;
+  if (target.file !== undefined) {
+    try {
+      makeDirectories(join(target.file, '..'));
+      st.fd = openSync(target.file, 'a', 0o640);
+    } catch (err) {
+      st.target = { ...target, file: undefined };
+      const problem = new ReconcileError('config', `cannot open the log file ${target.file}: ${describeFileError(err)}`, { hint: 'check --log-file/--log-dir or [DEFAULT] log_file/log_dir' });
+      if (strict) throw problem;
+      opts.warn(`nova-reconcile: warning: ${problem.message}; nothing is logged there`);
+    }
+  }
+  if (target.syslogFacility !== undefined) st.syslog = spawnLogger(opts, st);
+  return st.target;
+}
+
+function spawnLogger(opts: OpenLogOptions, st: LogState): ChildProcess {
+  const args = ['--prio-prefix', '--tag', 'nova-reconcile', `--id=${opts.pid}`, ...(opts.syslogSocket === undefined ? [] : ['--socket', opts.syslogSocket])];
+  const child = childProcess().spawn('logger', args, { stdio: ['pipe', 'ignore', 'inherit'] });
+  child.on('error', () => {
+    if (!st.syslogFailed) opts.warn('nova-reconcile: warning: --use-syslog: logger(1) from util-linux could not be run; nothing is logged to syslog');
+    st.syslogFailed = true;
+  });
+  child.stdin?.on('error', () => undefined);
+  return child;
+}
+
+async function closeLog(st: LogState): Promise<void> {
+  if (st.fd !== undefined) closeSync(st.fd);
+  st.fd = undefined;
+  const child = st.syslog;
+  st.syslog = undefined;
+  if (child === undefined || st.syslogFailed) return;
+  // logger(1) sends what it has read and exits at end of input; wait for it (bounded).
+  await new Promise<void>((done) => {
+    const timer = setTimeout(done, 3000);
+    child.once('close', () => {
+      clearTimeout(timer);
+      done();
+    });
+    child.stdin?.end();
+  });
 }
