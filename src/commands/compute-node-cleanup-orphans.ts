@@ -1,9 +1,10 @@
 // compute_node cleanup_orphans: soft-delete orphan compute nodes and release their providers.
 import type { CommandSpec } from '../cli/spec.js';
-import { orphanCleanupInstanceHosts, orphanCleanupPlacementScope, planOrphanCleanup } from '../domain/orphan-nodes.js';
+import { planOrphanCleanup } from '../domain/orphan-nodes.js';
 import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
 import { resolveScope, type ScopeArguments } from '../operations/scope.js';
-import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
+import { orphanCleanupRead } from '../operations/read/recipes.js';
+import { IRONIC_OPTIONS, ironicPlanReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './shared/plan-command.js';
 import { scopeArguments } from './shared/scope-arguments.js';
 
@@ -49,20 +50,15 @@ export const cleanupOrphansCommand: CommandSpec<CleanupOrphansOptions> = {
     return { ironic, scope, run: parsePlanRun(raw) };
   },
   async run(ctx, { ironic, scope, run }) {
-    // Placement's rows only for the orphans' provider trees, instances only of their hosts and consumers (ScopedPlacement); --host is checked against its instances too.
-    const reader = ironicSnapshotReader(ctx, await readIronicOptions(ctx, ironic), {
-      scopeOf: orphanCleanupPlacementScope,
-      instanceHostsOf: (ix) => [...orphanCleanupInstanceHosts(ix), ...(scope.host === undefined ? [] : [{ host: scope.host }])],
-      // Only the nodes that may be orphans are read, and their providers; --host and --node (which must name something anywhere) are looked up.
-      nodes: 'orphan-candidates' as const,
-      names: { ...(scope.host === undefined ? {} : { host: scope.host }), ...(scope.nodes === undefined ? {} : { nodes: scope.nodes }) },
-    });
+    // --host and --node must name something anywhere: the read looks them up.
+    const recipe = orphanCleanupRead({ ...(scope.host === undefined ? {} : { host: scope.host }), ...(scope.nodes === undefined ? {} : { nodes: scope.nodes }) });
+    const reader = ironicPlanReader(ctx, await readIronicOptions(ctx, ironic), recipe);
     return runPlanCommand(
       ctx,
       run,
       async (d) => {
-        const snapshot = await reader.read(d);
-        return planOrphanCleanup(snapshot, resolveScope(snapshot, scope));
+        const { snapshot, index } = await reader.read(d);
+        return planOrphanCleanup(snapshot, resolveScope(snapshot, scope), index);
       },
       { jsonExtras: reader.jsonExtras },
     );

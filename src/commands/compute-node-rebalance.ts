@@ -7,6 +7,7 @@ import { SCOPE_CELL, SCOPE_HOST, SCOPE_NODE } from '../cli/scope.js';
 import { resolveScope, type ScopeArguments } from '../operations/scope.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './shared/plan-command.js';
 import { scopeArguments } from './shared/scope-arguments.js';
+import { WHOLE_READ } from '../operations/read/recipes.js';
 import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
 
 interface RebalanceOptions {
@@ -86,7 +87,7 @@ export const rebalanceCommand: CommandSpec<RebalanceOptions> = {
           ? undefined
           : { hosts: configured, source: '[nova_reconcile] ironic_ring_members' };
     // Read before any database is opened: an Ironic that fails leaves nothing behind.
-    const reader = ironicSnapshotReader(ctx, await readIronicOptions(ctx, o.ironic));
+    const reader = ironicSnapshotReader(ctx, await readIronicOptions(ctx, o.ironic), WHOLE_READ);
     return runPlanCommand(ctx, run, async (d) => {
       const snapshot = await reader.read(d);
       const { cellUuid, host, nodes } = resolveScope(snapshot, scope);

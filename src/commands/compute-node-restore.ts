@@ -3,7 +3,8 @@ import type { CommandSpec } from '../cli/spec.js';
 import { isUuid } from '../domain/ironic-nodes.js';
 import { planNodeRestore } from '../domain/restore-node.js';
 import { ReconcileError } from '../errors.js';
-import { readSnapshot } from '../operations/read-snapshot.js';
+import { CELLS_READ } from '../operations/read/recipes.js';
+import { readSnapshot } from '../operations/read/snapshot.js';
 import { requiredOption } from '../cli/options.js';
 import { APPLY_OPTIONS, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './shared/plan-command.js';
 
@@ -38,7 +39,7 @@ export const restoreNodeCommand: CommandSpec<RestoreNodeOptions> = {
   },
   async run(ctx, { uuid, run }) {
     return runPlanCommand(ctx, run, async (d) => {
-      const result = planNodeRestore(await readSnapshot(d, { placement: false }), uuid);
+      const result = planNodeRestore(await readSnapshot(d, CELLS_READ), uuid);
       if (!result.found)
         throw new ReconcileError('not-found', `no compute node, live or soft-deleted, has uuid ${uuid} in any cell`, {
           hint: 'a row archived by `nova-manage db archive_deleted_rows` is in shadow_compute_nodes and cannot be restored here',

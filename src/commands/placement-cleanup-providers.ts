@@ -1,8 +1,9 @@
 // placement cleanup_providers: remove stale compute-node providers; free names that block live nodes.
 import type { CommandSpec } from '../cli/spec.js';
-import { planProviderCleanup, providerCleanupPlacementScope } from '../domain/stale-providers.js';
+import { planProviderCleanup } from '../domain/stale-providers.js';
 import { SCOPE_CELL, SCOPE_RESOURCE_PROVIDER } from '../cli/scope.js';
-import { IRONIC_OPTIONS, ironicSnapshotReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
+import { providerCleanupRead } from '../operations/read/recipes.js';
+import { IRONIC_OPTIONS, ironicPlanReader, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
 import { resolveScope, type ScopeArguments } from '../operations/scope.js';
 import { APPLY_OPTIONS, MAX_COUNT_OPTION, PLAN_EXIT_CODES, parsePlanRun, runPlanCommand, type PlanRunOptions } from './shared/plan-command.js';
 import { scopeArguments } from './shared/scope-arguments.js';
@@ -49,17 +50,14 @@ export const cleanupProvidersCommand: CommandSpec<CleanupProvidersOptions> = {
   },
   async run(ctx, { ironic, scope, run }) {
     const source = await readIronicOptions(ctx, ironic);
-    // Placement's rows only for the stale providers' trees, instances only of their consumers, no service or host mapping (ScopedPlacement);
-    // of the nodes and providers only what may be stale, unless --resource_provider must name any provider, or an ironic node list
-    // must be checked against every live ironic node (min_ironic_fraction).
-    const nodes = scope.providers === undefined && source === undefined ? 'stale-provider-candidates' : 'no-services';
-    const reader = ironicSnapshotReader(ctx, source, { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes });
+    // Every node when --resource_provider must name any provider, or an ironic node list must be checked against every live ironic node.
+    const reader = ironicPlanReader(ctx, source, providerCleanupRead(scope.providers !== undefined || source !== undefined));
     return runPlanCommand(
       ctx,
       run,
       async (d) => {
-        const snapshot = await reader.read(d);
-        return planProviderCleanup(snapshot, resolveScope(snapshot, scope));
+        const { snapshot, index } = await reader.read(d);
+        return planProviderCleanup(snapshot, resolveScope(snapshot, scope), index);
       },
       { jsonExtras: reader.jsonExtras },
     );

@@ -90,7 +90,7 @@ function parseJsonNodes(body: string, fail: Fail): IronicNodeRec[] {
   const list = isObject(doc) && Array.isArray(doc['nodes']) ? doc['nodes'] : doc;
   if (!Array.isArray(list)) return fail('expected a JSON list of nodes');
   // An explicit `[]` parses; whether it is plausible is decided against the
-  // nodes the cells know (read-snapshot.ts, min_ironic_fraction).
+  // nodes the cells know (operations/read/cells.ts, min_ironic_fraction).
   return list.map((entry: unknown, i) => parseNode(entry, `entry ${i + 1}`, fail));
 }
 

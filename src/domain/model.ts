@@ -1,5 +1,5 @@
 // The plain-data picture of a deployment that every planner and the audit
-// work from. src/operations/read-snapshot.ts fills it from the databases (in
+// work from. src/operations/read/snapshot.ts fills it from the databases (in
 // batches, one query per table and cell); the domain only reads it. All
 // timestamps are naive-UTC strings as Nova stores them; ids are numbers.
 import type { DeploymentRelease } from './nova-release.js';
@@ -137,7 +137,7 @@ export interface Snapshot {
   readonly instances: readonly InstanceRec[];
   /**
    * Set when the instances were read only for a planner's scope
-   * (readSnapshot's ScopedPlacement.instanceHostsOf): those on the hosts it
+   * (readForPlan's PlanReadRecipe.instanceHostsOf): those on the hosts it
    * names, cell by cell, and those whose uuid is a consumer of the scoped
    * placement read. The index refuses to answer for any other host or uuid
    * (snapshot-index.ts), as for placement's scope.
@@ -165,7 +165,7 @@ export interface Snapshot {
    * With nodeScope 'orphan-candidates' and --host or --node: the names that
    * were looked up in every table checkScopeNames searches (the folded
    * host, the folded node values), each with whether a row has it
-   * (read-snapshot.ts probeScopeNames). The partial read holds too few rows
+   * (operations/read/orphan-candidates.ts probeScopeNames). The partial read holds too few rows
    * to tell a name from a typo by itself.
    */
   readonly scopeNames?: ScopeNames;
@@ -185,7 +185,7 @@ export interface Snapshot {
   readonly ironicNodes: readonly IronicNodeRec[] | undefined;
   /** Where ironicNodes came from, for the plan and the audit to name; absent without ironic truth. */
   readonly ironicOrigin?: IronicOrigin;
-  /** What the databases' alembic heads say of the release (read-snapshot.ts); absent in snapshots built by hand (tests). */
+  /** What the databases' alembic heads say of the release (operations/read/snapshot.ts); absent in snapshots built by hand (tests). */
   readonly release?: DeploymentRelease;
   /** Which nova-compute hosts serve which conductor group ([nova_reconcile] ironic_partitions, [ironic] partition_key); absent when not described. */
   readonly ironicPartitions?: readonly IronicPartition[];

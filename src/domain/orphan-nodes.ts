@@ -88,7 +88,7 @@ export function ironicTruthArgs(origin: IronicOrigin | undefined, file?: string)
 
 /**
  * The providers whose placement rows planOrphanCleanup looks at (a
- * ScopedPlacement's scopeOf): the trees of the orphan nodes' providers, those
+ * PlanReadRecipe's scopeOf): the trees of the orphan nodes' providers, those
  * refused for their instances included, in the index of a snapshot read
  * without allocations.
  */
@@ -103,16 +103,18 @@ export function orphanCleanupPlacementScope(ix: SnapshotIndex): number[] {
 
 /**
  * The hosts whose live instances planOrphanCleanup looks at (a
- * ScopedPlacement's instanceHostsOf): those of the orphan nodes, those
+ * PlanReadRecipe's instanceHostsOf): those of the orphan nodes, those
  * refused for their instances included.
  */
 export function orphanCleanupInstanceHosts(ix: SnapshotIndex): Array<{ readonly cellUuid: string; readonly host: string | null }> {
   return ix.liveNodes.filter((node) => orphanReason(ix, node) !== undefined).map((node) => ({ cellUuid: node.cellUuid, host: node.host }));
 }
 
-/** The whole deployment is planned; a scope (--cell, --host, --node) then keeps the units of its nodes (plan-scope.ts). */
-export function planOrphanCleanup(snapshot: Snapshot, scope?: PlanScope): Plan {
-  const ix = indexSnapshot(snapshot);
+/**
+ * The whole deployment is planned; a scope (--cell, --host, --node) then keeps the units of its nodes (plan-scope.ts).
+ * `ix`: the snapshot's index when the read has built it already (readForPlan).
+ */
+export function planOrphanCleanup(snapshot: Snapshot, scope?: PlanScope, ix: SnapshotIndex = indexSnapshot(snapshot)): Plan {
   const state = newPlanState();
   const units: ScopedUnit[] = [];
   const refused: ScopedRefusal[] = [];

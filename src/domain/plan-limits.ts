@@ -23,7 +23,7 @@
 //    MIN_FRACTION_OBJECTS objects of a scope never trips the fraction (moving
 //    the one node of a small lab, retiring 2 of 3 hosts). The damage such a
 //    plan can do is bounded, and an empty or foreign ironic list is refused
-//    before any plan (read-snapshot.ts, min_ironic_fraction).
+//    before any plan (operations/read/cells.ts, min_ironic_fraction).
 import { assertNever } from '../errors.js';
 import type { Change, Plan } from './plan.js';
 

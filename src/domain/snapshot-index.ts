@@ -9,6 +9,7 @@ import { COMPUTE_NODE_TRAIT, FINAL_MIGRATION_STATES } from './model.js';
 import { ReconcileError } from '../errors.js';
 import { footprintOfChanges, type PlannedChange } from './plan.js';
 import { Groups, groupBy } from './text-and-maps.js';
+import { outOfScope, ScopedMap, ScopedSet } from './scoped-lookups.js';
 
 /**
  * A host (or node name) as the database compares it: case folded, trailing
@@ -129,29 +130,19 @@ export function instancesOn(ix: SnapshotIndex, cellUuid: string, host: string | 
   return named.every((i) => hostKey(i.host) === key) ? named : named.filter((i) => hostKey(i.host) === key);
 }
 
-/** Indexes built by indexWithPlacementRows, for the snapshot they were built for (snapshots are never changed once read). */
-const prebuilt = new WeakMap<Snapshot, SnapshotIndex>();
-
-export function indexSnapshot(s: Snapshot): SnapshotIndex {
-  return prebuilt.get(s) ?? buildIndex(s);
-}
-
 /**
  * The index of `s`, a snapshot that differs from `base.snapshot` only in
- * placement's rows and instances (the same providers; readSnapshot's scoped read): only
- * the lookups of allocations, consumers and inventories (and of instances,
- * when the read scoped them too) are built again, and
- * indexSnapshot(s) answers with this index from now on. Any other snapshot
- * is indexed whole.
+ * placement's rows and instances (the same providers: readForPlan's second
+ * step): only the lookups of allocations, consumers and inventories (and of
+ * instances, when the read scoped them too) are built again. Any other
+ * snapshot is indexed whole.
  */
 export function indexWithPlacementRows(base: SnapshotIndex, s: Snapshot): SnapshotIndex {
   const b = base.snapshot;
   const same = s.computeNodes === b.computeNodes && s.services === b.services && s.migrations === b.migrations && s.ironicNodes === b.ironicNodes;
   const p = s.placement;
   const instances = s.instances === b.instances && s.instanceScope === b.instanceScope ? {} : instanceMaps(s);
-  const ix = same && p !== undefined && p.providers === b.placement?.providers ? { ...base, snapshot: s, ...instances, ...placementRowMaps(p, base.providerById) } : buildIndex(s);
-  prebuilt.set(s, ix);
-  return ix;
+  return same && p !== undefined && p.providers === b.placement?.providers ? { ...base, snapshot: s, ...instances, ...placementRowMaps(p, base.providerById) } : indexSnapshot(s);
 }
 
 type PlacementRowMaps = Pick<SnapshotIndex, 'allocationsOnProvider' | 'allocationsOfConsumer' | 'consumerByUuid' | 'inventoriesOf'>;
@@ -197,7 +188,7 @@ function instanceMaps(s: Snapshot): InstanceMaps {
   return { instanceByUuid: new ScopedMap(instanceByUuid, (uuid) => scope.uuids.has(uuid), 'the live instance of uuid', 'instance'), instancesOnNode };
 }
 
-function buildIndex(s: Snapshot): SnapshotIndex {
+export function indexSnapshot(s: Snapshot): SnapshotIndex {
   const liveNodes = s.computeNodes.filter((n) => !n.deleted);
   const liveNodeByUuid = new Map<string, ComputeNodeRec>();
   const deletedNodeByUuid = new Map<string, ComputeNodeRec>();
@@ -320,112 +311,6 @@ function namedProviderMaps(p: PlacementSnapshot, named: NonNullable<PlacementSna
     providerByName: new ScopedMap(maps.providerByName, () => false, 'the resource provider named'),
     childrenOf: new ScopedMap(maps.childrenOf, (id) => trees.has(id), 'the children of resource provider'),
   };
-}
-
-/**
- * A lookup of a scoped placement or instance read (PlacementSnapshot.scope,
- * Snapshot.instanceScope): it answers for the keys the read holds in full
- * and throws for any other, and cannot be walked. A planner that asks beyond
- * the scope its command read for is a bug; it fails the command (exit 255,
- * internal) instead of planning on a partial view, e.g. taking a consumer's
- * allocations elsewhere for none.
- */
-class ScopedMap<K, V> implements ReadonlyMap<K, V> {
-  /** `known`: every key the map has, read or not (has() answers from it for any key; get() still checks). */
-  constructor(
-    private readonly held: ReadonlyMap<K, V>,
-    private readonly allowed: (key: K) => boolean,
-    private readonly what: string,
-    private readonly read: ScopedRead = 'placement',
-    private readonly known?: ReadonlySet<K>,
-  ) {}
-
-  get(key: K): V | undefined {
-    return this.held.get(this.check(key));
-  }
-
-  has(key: K): boolean {
-    return this.known === undefined ? this.held.has(this.check(key)) : this.known.has(key);
-  }
-
-  get size(): number {
-    return this.refuseWalk();
-  }
-
-  forEach(): void {
-    this.refuseWalk();
-  }
-
-  entries(): MapIterator<[K, V]> {
-    return this.refuseWalk();
-  }
-
-  keys(): MapIterator<K> {
-    return this.refuseWalk();
-  }
-
-  values(): MapIterator<V> {
-    return this.refuseWalk();
-  }
-
-  [Symbol.iterator](): MapIterator<[K, V]> {
-    return this.refuseWalk();
-  }
-
-  private check(key: K): K {
-    if (!this.allowed(key)) throw outOfScope(`${this.what} ${String(key)}`, this.read);
-    return key;
-  }
-
-  private refuseWalk(): never {
-    throw new ReconcileError('internal', `the plan walked every entry of a lookup (${this.what} ...), which this command's ${this.read} read does not hold (a planner bug: nothing was changed)`);
-  }
-}
-
-type ScopedRead = 'placement' | 'instance' | 'node';
-
-/** A set of a scoped read (Snapshot.nodeScope) that answers nothing: asking it is a planner bug. */
-class ScopedSet<T> implements ReadonlySet<T> {
-  constructor(
-    private readonly held: ReadonlySet<T>,
-    private readonly what: string,
-  ) {}
-
-  has(key: T): boolean {
-    throw outOfScope(`${this.what} ${String(key)}`, 'node');
-  }
-
-  get size(): number {
-    return this.refuseWalk();
-  }
-
-  forEach(): void {
-    this.refuseWalk();
-  }
-
-  entries(): SetIterator<[T, T]> {
-    return this.refuseWalk();
-  }
-
-  keys(): SetIterator<T> {
-    return this.refuseWalk();
-  }
-
-  values(): SetIterator<T> {
-    return this.refuseWalk();
-  }
-
-  [Symbol.iterator](): SetIterator<T> {
-    return this.refuseWalk();
-  }
-
-  private refuseWalk(): never {
-    throw new ReconcileError('internal', `the plan walked ${this.what} (${this.held.size} read), which this command's node read does not hold (a planner bug: nothing was changed)`);
-  }
-}
-
-function outOfScope(what: string, read: ScopedRead): ReconcileError {
-  return new ReconcileError('internal', `the plan asked for ${what}, which this command's ${read} read left out (a planner bug: nothing was changed)`);
 }
 
 /**

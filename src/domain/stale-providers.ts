@@ -65,7 +65,7 @@ export function blockedNode(ix: SnapshotIndex, rp: ProviderRec): ComputeNodeRec 
 
 /**
  * The providers whose placement rows planProviderCleanup looks at (a
- * ScopedPlacement's scopeOf): the trees of the stale compute-node providers,
+ * PlanReadRecipe's scopeOf): the trees of the stale compute-node providers,
  * in the index of a snapshot read without allocations
  * (isStaleComputeProvider needs only the inventories that read holds).
  */
@@ -77,10 +77,10 @@ export function providerCleanupPlacementScope(ix: SnapshotIndex): number[] {
  * The whole deployment is planned; a scope then keeps the units of its
  * providers (plan-scope.ts). A provider belongs to the cell and host of the
  * soft-deleted compute node of its uuid and of the live node whose name it
- * blocks; one whose node is unknown (archived) belongs to no cell.
+ * blocks; one whose node is unknown (archived) belongs to no cell. `ix`: the
+ * snapshot's index when the read has built it already (readForPlan).
  */
-export function planProviderCleanup(snapshot: Snapshot, scope?: PlanScope): Plan {
-  const ix = indexSnapshot(snapshot);
+export function planProviderCleanup(snapshot: Snapshot, scope?: PlanScope, ix: SnapshotIndex = indexSnapshot(snapshot)): Plan {
   const state = newPlanState();
   const units: ScopedUnit[] = [];
   const refused: ScopedRefusal[] = [];

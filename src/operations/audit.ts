@@ -8,7 +8,10 @@ import type { Deployment } from '../db/deployment.js';
 import { openAudit, type Finding, type FindingKind } from '../domain/audit/index.js';
 import { checkScopeNames } from '../domain/plan-scope.js';
 import type { AllocationRec, CellRec, IronicOrigin } from '../domain/model.js';
-import { readSnapshot, streamAllocations, type IronicSource } from './read-snapshot.js';
+import type { IronicSource } from './read/ironic.js';
+import { streamAllocations } from './read/placement.js';
+import { AUDIT_READ } from './read/recipes.js';
+import { readSnapshot } from './read/snapshot.js';
 import { resolveCellArgument } from './scope.js';
 
 export interface AuditRunOptions {
@@ -34,8 +37,7 @@ export interface AuditResult {
 
 export async function runAudit(deployment: Deployment, options: AuditRunOptions): Promise<AuditResult> {
   const cellUuid = options.cell === undefined ? undefined : await resolveCellArgument(deployment, options.cell);
-  const snapshot = await readSnapshot(deployment, {
-    placement: 'audit',
+  const snapshot = await readSnapshot(deployment, AUDIT_READ, {
     ...(options.ironic === undefined ? {} : { ironic: options.ironic }),
     ...(options.progress === undefined ? {} : { progress: options.progress }),
   });

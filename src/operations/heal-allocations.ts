@@ -18,7 +18,8 @@ import { HEAL_EXIT, planHealAllocations, type HealEnd, type HealInstanceRec, typ
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock } from './apply-plan.js';
 import { journalHeader, defaultJournalPath, openJournal, type JournalSettings } from './journal.js';
-import { readSnapshot } from './read-snapshot.js';
+import { healAllocationsRead } from './read/recipes.js';
+import { readSnapshot } from './read/snapshot.js';
 
 export const HEAL_COMMAND = 'placement heal_allocations';
 
@@ -96,7 +97,7 @@ export async function runHealAllocations(deployment: Deployment, options: HealRu
   const plan = async (): Promise<HealPlan> => {
     const live = cells.filter((c) => !c.isCell0);
     const onlyCell = live.length === 1 && live[0] !== undefined && cells.length === 1 ? live[0].uuid : undefined;
-    const snapshot = await readSnapshot(deployment, { placement: true, ironicSettings: false, ...(onlyCell === undefined ? {} : { cellUuid: onlyCell }) });
+    const snapshot = await readSnapshot(deployment, healAllocationsRead(onlyCell));
     const placementDb = await deployment.placement();
     const [resourceClassIds, projects, users] = await Promise.all([
       readResourceClassIds(placementDb.knex),

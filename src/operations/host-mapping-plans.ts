@@ -5,7 +5,8 @@ import { planPruneHostMappings, planRemapHostMappings } from '../domain/host-map
 import type { Snapshot } from '../domain/model.js';
 import type { Plan } from '../domain/plan.js';
 import { checkScopeNames } from '../domain/plan-scope.js';
-import { readSnapshot } from './read-snapshot.js';
+import { HOST_MAPPINGS_READ } from './read/recipes.js';
+import { readSnapshot } from './read/snapshot.js';
 import { resolveCellArgument } from './scope.js';
 
 export interface HostMappingScope {
@@ -17,7 +18,7 @@ export interface HostMappingScope {
 /** The snapshot and the cell's uuid as cell_mappings spells it (from a uuid or a name); an unknown cell is refused before anything is read. */
 async function readFor(deployment: Deployment, cellUuid: string | undefined): Promise<{ snapshot: Snapshot; cell: string | undefined }> {
   const cell = cellUuid === undefined ? undefined : await resolveCellArgument(deployment, cellUuid);
-  return { snapshot: await readSnapshot(deployment, { placement: false, ironicSettings: false }), cell };
+  return { snapshot: await readSnapshot(deployment, HOST_MAPPINGS_READ), cell };
 }
 
 export async function planHostMappingPrune(deployment: Deployment, scope: HostMappingScope): Promise<Plan> {

@@ -24,7 +24,8 @@ import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { describeDriverError } from '../db/driver-errors.js';
 import { deploymentIdentity, withApplyLock, type ApplyResult } from './apply-plan.js';
 import { journalHeader, defaultJournalPath, openJournal, type JournalSettings, type JournalWriter } from './journal.js';
-import { readSnapshot } from './read-snapshot.js';
+import { CELLS_READ } from './read/recipes.js';
+import { readSnapshot } from './read/snapshot.js';
 
 export const IRONIC_MOVE = 'db ironic_compute_node_move';
 
@@ -162,7 +163,7 @@ function displayOf(url: string): string | undefined {
 // compute_node move
 
 export async function planComputeNodeMoves(d: Deployment, options: NodeMoveOptions): Promise<NodeMovePlan> {
-  return planNodeMoves(await readSnapshot(d, { placement: false }), options);
+  return planNodeMoves(await readSnapshot(d, CELLS_READ), options);
 }
 
 export interface MoveReport {

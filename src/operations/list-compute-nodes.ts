@@ -4,7 +4,9 @@
 import type { Deployment } from '../db/deployment.js';
 import { describeComputeNodes, type ComputeNodeHealth } from '../domain/node-health.js';
 import type { IronicOrigin } from '../domain/model.js';
-import { readSnapshot, type IronicSource } from './read-snapshot.js';
+import type { IronicSource } from './read/ironic.js';
+import { computeNodeListRead } from './read/recipes.js';
+import { readSnapshot } from './read/snapshot.js';
 
 export interface ListComputeNodesOptions {
   readonly host?: string;
@@ -15,12 +17,8 @@ export interface ListComputeNodesOptions {
 
 export async function listComputeNodes(deployment: Deployment, options: ListComputeNodesOptions): Promise<{ nodes: ComputeNodeHealth[]; ironicOrigin: IronicOrigin | undefined }> {
   const placementUrl = deployment.config.placementDatabaseConnection;
-  const snapshot = await readSnapshot(deployment, {
-    placement: placementUrl !== undefined && placementUrl !== '',
-    // A view: it shows each node with its service's state and judges none.
-    requireServices: false,
+  const snapshot = await readSnapshot(deployment, computeNodeListRead(options.cellUuid, placementUrl !== undefined && placementUrl !== ''), {
     ...(options.ironic === undefined ? {} : { ironic: options.ironic }),
-    ...(options.cellUuid === undefined ? {} : { cellUuid: options.cellUuid }),
     ...(options.progress === undefined ? {} : { progress: options.progress }),
   });
   const nodes = describeComputeNodes(snapshot, {

@@ -19,7 +19,9 @@ import { auditPlacementAllocations, ConsumerSplit, openPlacementAudit, orphansOf
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock } from './apply-plan.js';
 import { journalHeader, defaultJournalPath, openJournal, type JournalSettings, type JournalWriter } from './journal.js';
-import { readSnapshot, streamAllocations } from './read-snapshot.js';
+import { streamAllocations } from './read/placement.js';
+import { PLACEMENT_AUDIT_READ, PLACEMENT_AUDIT_STREAMED_READ } from './read/recipes.js';
+import { readSnapshot } from './read/snapshot.js';
 
 export const PLACEMENT_AUDIT_COMMAND = 'placement audit';
 
@@ -60,14 +62,13 @@ export type PlacementAuditResult =
 
 export async function runPlacementAudit(deployment: Deployment, options: PlacementAuditRunOptions): Promise<PlacementAuditResult> {
   const auditOptions = { providerUuid: options.providerUuid, allResourceClasses: options.allResourceClasses };
-  const read = { requireServices: false, ironicSettings: false } as const;
   // What --delete acts on is read whole: the allocations beside the cells, so that an instance being scheduled is seen
   // as near as possible to its allocations (reading them after the cells would widen that window by the whole read).
-  const audit = async (): Promise<PlacementAuditReport> => auditPlacementAllocations(await readSnapshot(deployment, { ...read, placement: true }), auditOptions);
+  const audit = async (): Promise<PlacementAuditReport> => auditPlacementAllocations(await readSnapshot(deployment, PLACEMENT_AUDIT_READ), auditOptions);
   // The report alone streams them (issue 20): the providers, consumer rows and cells are read, then the allocations one
   // consumer at a time, never held; a server scheduled meanwhile can show as an orphan, as in `audit` (--help says so).
   const report = async (): Promise<PlacementAuditReport> => {
-    const streamed = openPlacementAudit(await readSnapshot(deployment, { ...read, placement: 'placement-audit' }), auditOptions);
+    const streamed = openPlacementAudit(await readSnapshot(deployment, PLACEMENT_AUDIT_STREAMED_READ), auditOptions);
     if (streamed.kind === 'unknown-provider') return streamed;
     try {
       await streamAllocations(deployment, (consumerUuid, rows) => streamed.consumer(consumerUuid, rows));
@@ -75,7 +76,7 @@ export async function runPlacementAudit(deployment: Deployment, options: Placeme
     } catch (err) {
       if (!(err instanceof ConsumerSplit)) throw err;
       // An id the collation takes for another's (an accent, a trailing space) split a consumer: judge the whole snapshot instead.
-      return auditPlacementAllocations(await readSnapshot(deployment, { ...read, placement: true }), auditOptions);
+      return auditPlacementAllocations(await readSnapshot(deployment, PLACEMENT_AUDIT_READ), auditOptions);
     }
   };
   if (!options.delete) {

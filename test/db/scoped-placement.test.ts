@@ -29,7 +29,7 @@
 //
 // On MariaDB, cleanup_orphans reads only the compute nodes that may be
 // orphans, the services of their hosts and their providers
-// (ScopedPlacement.nodes, Snapshot.nodeScope; SQLite reads them whole). Two
+// (CellRecipe.nodes, Snapshot.nodeScope; SQLite reads them whole). Two
 // more states test the anti-join that lists them: a healthy node whose live
 // service spells its host in another case with a trailing space (the same
 // host: not an orphan), and an orphan beside a live service whose host
@@ -48,7 +48,7 @@
 //
 // On MariaDB, cleanup_providers (without --resource_provider) reads whole
 // only the providers that may be stale and the live nodes of their names
-// (ScopedPlacement.nodes 'stale-provider-candidates', Snapshot.nodeKeys):
+// (CellRecipe.nodes 'stale-provider-candidates', Snapshot.nodeKeys):
 // its plan equals the whole read's with providers that block live nodes'
 // names (re-keyed, deleted), a pre-Train provider, and traitless providers
 // named after a soft-deleted and after a live node (not stale); a
@@ -57,12 +57,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createTestDeployment, describeEachDialect, generateTestCloud, useDeployment, type TestDeployment } from '../helpers/test-deployment.js';
-import { orphanCleanupInstanceHosts, orphanCleanupPlacementScope, planOrphanCleanup } from '../../src/domain/orphan-nodes.js';
-import { planProviderCleanup, providerCleanupPlacementScope } from '../../src/domain/stale-providers.js';
-import { indexSnapshot, instancesOn } from '../../src/domain/snapshot-index.js';
+import { planOrphanCleanup } from '../../src/domain/orphan-nodes.js';
+import { planProviderCleanup } from '../../src/domain/stale-providers.js';
+import { indexSnapshot, instancesOn, type SnapshotIndex } from '../../src/domain/snapshot-index.js';
 import type { Plan } from '../../src/domain/plan.js';
 import type { Snapshot } from '../../src/domain/model.js';
-import { readSnapshot, type ScopedPlacement } from '../../src/operations/read-snapshot.js';
+import type { PlanReadRecipe, ScopeNames } from '../../src/operations/read/recipe.js';
+import { orphanCleanupRead, providerCleanupRead, WHOLE_READ } from '../../src/operations/read/recipes.js';
+import { readForPlan, readSnapshot } from '../../src/operations/read/snapshot.js';
 import { resolveScope, type ScopeArguments } from '../../src/operations/scope.js';
 import {
   insertAllocations,
@@ -97,7 +99,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     d = await createTestDeployment(dialect, 'empty', 'sp');
     await generateTestCloud(d, { hostsPerCell: 20, instancesPerCell: 30, orphanFraction: 0.2, staleProviderFraction: 0.2 });
     // The broken states, on providers the whole plan names.
-    const whole = await useDeployment(d, async (dep) => readSnapshot(dep, { placement: true }));
+    const whole = await useDeployment(d, async (dep) => readSnapshot(dep, WHOLE_READ));
     const orphans = planOrphanCleanup(whole).units.map((u) => u.changes.find((c) => c.change.kind === 'soft-delete-compute-node')?.change);
     const orphanProviders = orphans.map((c) => (c?.kind === 'soft-delete-compute-node' ? whole.placement?.providers.find((p) => p.uuid === c.uuid)?.id : undefined));
     const [orphan1, orphan2] = orphanProviders;
@@ -147,12 +149,12 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   });
 
   // As compute_node cleanup_orphans reads (with --host or --node it adds their names: the test of those).
-  const ORPHANS: ScopedPlacement = { scopeOf: orphanCleanupPlacementScope, instanceHostsOf: orphanCleanupInstanceHosts, nodes: 'orphan-candidates' };
+  const ORPHANS = orphanCleanupRead({});
   // As placement cleanup_providers reads.
-  const PROVIDERS: ScopedPlacement = { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes: 'no-services' };
+  const PROVIDERS = providerCleanupRead(true);
 
   // As placement cleanup_providers reads without --resource_provider.
-  const PROVIDER_CANDIDATES: ScopedPlacement = { scopeOf: providerCleanupPlacementScope, instanceHostsOf: () => [], nodes: 'stale-provider-candidates' };
+  const PROVIDER_CANDIDATES = providerCleanupRead(false);
 
   /** A provider and its rows gone, as if placement never had it. */
   async function dropProvider(p: Knex, id: number): Promise<void> {
@@ -173,7 +175,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
    * another case (not stale: a node has the name).
    */
   async function nameStates(): Promise<{ rekeyTo: string; blocking: number; preTrain: number; notStale: number[] }> {
-    const whole = await useDeployment(d, async (dep) => readSnapshot(dep, { placement: true }));
+    const whole = await useDeployment(d, async (dep) => readSnapshot(dep, WHOLE_READ));
     const wix = indexSnapshot(whole);
     const cell1 = whole.cells.find((c) => c.name === 'cell1')?.uuid;
     const healthy = wix.liveNodes.filter((n) => n.cellUuid === cell1 && n.uuid !== null && n.hypervisorHostname !== null && wix.providerByUuid.has(n.uuid) && wix.liveComputeService.get(n.cellUuid, n.host) !== undefined);
@@ -208,8 +210,13 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     return { rekeyTo: n1.uuid, blocking, preTrain, notStale };
   }
 
-  async function both(placement: ScopedPlacement): Promise<{ whole: Snapshot; scoped: Snapshot }> {
-    return useDeployment(d, async (dep) => ({ whole: await readSnapshot(dep, { placement: true }), scoped: await readSnapshot(dep, { placement }) }));
+  /** The whole read, and the plan's read with the index it builds (which the command's planner takes). */
+  async function both(recipe: PlanReadRecipe): Promise<{ whole: Snapshot; scoped: Snapshot; index: SnapshotIndex }> {
+    return useDeployment(d, async (dep) => {
+      const whole = await readSnapshot(dep, WHOLE_READ);
+      const { snapshot, index } = await readForPlan(dep, recipe);
+      return { whole, scoped: snapshot, index };
+    });
   }
 
   function changesOf(plan: Plan): string[] {
@@ -217,9 +224,10 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   }
 
   it('compute_node cleanup_orphans: the same plan as from the whole snapshot', async () => {
-    const { whole, scoped } = await both(ORPHANS);
-    const plan = planOrphanCleanup(scoped);
+    const { whole, scoped, index } = await both(ORPHANS);
+    const plan = planOrphanCleanup(scoped, undefined, index);
     expect(plan).toEqual(planOrphanCleanup(whole));
+    expect(planOrphanCleanup(scoped)).toEqual(plan);
     expect(scoped.placement?.allocations.length).toBeLessThan(whole.placement?.allocations.length ?? 0);
     expect(scoped.instanceScope).toBeDefined();
     expect(scoped.instances.length).toBeLessThan(whole.instances.length);
@@ -242,8 +250,8 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   });
 
   it('placement cleanup_providers: the same plan as from the whole snapshot', async () => {
-    const { whole, scoped } = await both(PROVIDERS);
-    const plan = planProviderCleanup(scoped);
+    const { whole, scoped, index } = await both(PROVIDERS);
+    const plan = planProviderCleanup(scoped, undefined, index);
     expect(plan).toEqual(planProviderCleanup(whole));
     expect(scoped.instances.length).toBeLessThan(whole.instances.length);
     // No service and no host mapping read; the index says so instead of "none".
@@ -262,7 +270,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   });
 
   it('compute_node cleanup_orphans --host and --node: the candidate read looks the names up, and scopes as the whole read does', async () => {
-    const whole = await useDeployment(d, async (dep) => readSnapshot(dep, { placement: true }));
+    const whole = await useDeployment(d, async (dep) => readSnapshot(dep, WHOLE_READ));
     const orphan = planOrphanCleanup(whole).units.flatMap((u) => u.changes.map((c) => c.change)).find((c) => c.kind === 'soft-delete-compute-node');
     if (orphan?.kind !== 'soft-delete-compute-node' || orphan.host === null || orphan.uuid === null) throw new Error('an orphan expected');
     // Names only one table has: a host mapping's, a soft-deleted service's, a soft-deleted node's (by name), a live instance's.
@@ -278,8 +286,7 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
     await insertService(cell1, { uuid: randomUUID(), host: `ç${accentedOnly}` });
     const instanceOnly = `instance-only-${randomUUID().slice(0, 8)}`;
     await insertInstance(cell1, { uuid: randomUUID(), host: instanceOnly, node: 'n', vmState: 'active', projectId: 'p', userId: 'u' });
-    const read = (names: NonNullable<ScopedPlacement['names']>): Promise<{ whole: Snapshot; scoped: Snapshot }> =>
-      both({ ...ORPHANS, instanceHostsOf: (ix) => [...orphanCleanupInstanceHosts(ix), ...(names.host === undefined ? [] : [{ host: names.host }])], names });
+    const read = (names: ScopeNames): Promise<{ whole: Snapshot; scoped: Snapshot }> => both(orphanCleanupRead(names));
     const outcome = (snapshot: Snapshot, args: ScopeArguments): string => {
       try {
         return JSON.stringify(planOrphanCleanup(snapshot, resolveScope(snapshot, args)));
@@ -321,8 +328,8 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
 
   it("placement cleanup_providers' read of the providers that may be stale: the same plan as from the whole snapshot", async () => {
     const states = await nameStates();
-    const { whole, scoped } = await both(PROVIDER_CANDIDATES);
-    const plan = planProviderCleanup(scoped);
+    const { whole, scoped, index } = await both(PROVIDER_CANDIDATES);
+    const plan = planProviderCleanup(scoped, undefined, index);
     expect(plan).toEqual(planProviderCleanup(whole));
     // The states are planned as described (so that the comparison covers them).
     const ids = plan.units.map((u) => u.id);
@@ -375,10 +382,9 @@ describeEachDialect('placement read for the planners\' scope only', (dialect) =>
   });
 
   it('the scoped index refuses a lookup outside the scope, and a walk', async () => {
-    const { whole, scoped } = await both(ORPHANS);
+    const { whole, scoped, index: ix } = await both(ORPHANS);
     const scope = scoped.placement?.scope;
     if (scope === undefined) throw new Error('a scoped read expected');
-    const ix = indexSnapshot(scoped);
     const outside = scoped.placement?.providers.find((rp) => !scope.providerIds.has(rp.id) && rp.traits.includes('COMPUTE_NODE'));
     if (outside === undefined) throw new Error('a provider outside the scope expected');
     expect(() => ix.allocationsOnProvider.get(outside.id)).toThrow(/left out \(a planner bug: nothing was changed\)/);

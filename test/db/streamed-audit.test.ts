@@ -24,7 +24,8 @@ import { streamAllocationsByConsumer } from '../../src/db/placement/snapshot-rea
 import { auditSnapshot, countFindings } from '../../src/domain/audit/index.js';
 import type { AllocationRec } from '../../src/domain/model.js';
 import { runAudit } from '../../src/operations/audit.js';
-import { readSnapshot } from '../../src/operations/read-snapshot.js';
+import { AUDIT_READ, PLACEMENT_AUDIT_READ, WHOLE_READ } from '../../src/operations/read/recipes.js';
+import { readSnapshot } from '../../src/operations/read/snapshot.js';
 import { insertAllocations, insertConsumer } from '../../src/sandbox/rows.js';
 import { auditPlacementAllocations, type PlacementAuditOptions } from '../../src/domain/audit/nova-orphaned-allocations.js';
 import { runPlacementAudit } from '../../src/operations/placement-audit.js';
@@ -68,7 +69,7 @@ describeEachDialect('the streamed audit', (dialect) => {
 
   it('finds exactly what the audit of the whole snapshot finds', async () => {
     await useDeployment(d, async (dep) => {
-      const whole = auditSnapshot(await readSnapshot(dep, { placement: true }));
+      const whole = auditSnapshot(await readSnapshot(dep, WHOLE_READ));
       const streamed = (await runAudit(dep, {})).findings;
       expect(streamed).toEqual(whole);
       const counts = countFindings(streamed);
@@ -82,7 +83,7 @@ describeEachDialect('the streamed audit', (dialect) => {
 
   it('hands over each consumer once, with all of its rows, whatever the page size', async () => {
     await useDeployment(d, async (dep) => {
-      const snapshot = await readSnapshot(dep, { placement: true });
+      const snapshot = await readSnapshot(dep, WHOLE_READ);
       const all = snapshot.placement?.allocations ?? [];
       const expected = new Map<string, AllocationRec[]>();
       for (const a of all) expected.set(a.consumerUuid, [...(expected.get(a.consumerUuid) ?? []), a]);
@@ -107,7 +108,7 @@ describeEachDialect('the streamed audit', (dialect) => {
         .whereNull('parent_provider_id')
         .whereNotIn('id', p('resource_provider_traits as rpt').join('traits as t', 't.id', 'rpt.trait_id').where('t.name', 'COMPUTE_NODE').select('rpt.resource_provider_id'))) as Array<{ id: number }>;
       const expected = ((await p('inventories').select('id').whereIn('resource_provider_id', traitless.map((r) => Number(r.id)))) as Array<{ id: number }>).map((r) => Number(r.id)).sort((x, y) => x - y);
-      const snapshot = await readSnapshot(dep, { placement: 'audit' });
+      const snapshot = await readSnapshot(dep, AUDIT_READ);
       expect(snapshot.placement).toMatchObject({ allocations: [], consumers: [], streamed: true });
       expect(snapshot.placement?.providers.length).toBe(((await p('resource_providers').count({ n: '*' })) as Array<{ n: number }>)[0]?.n);
       expect(snapshot.placement?.inventories.map((i) => i.id).sort((x, y) => x - y)).toEqual(expected);
@@ -120,7 +121,7 @@ describeEachDialect('the streamed audit', (dialect) => {
   async function placementAuditBoth(dep: Deployment, options: PlacementAuditOptions): Promise<{ streamed: unknown; whole: unknown }> {
     const result = await runPlacementAudit(dep, { providerUuid: options.providerUuid, allResourceClasses: options.allResourceClasses, delete: false, journalDir: d.dir, journalPath: undefined, lockTimeout: 10 });
     const streamed = result.kind === 'audited' ? { kind: 'audited', allResourceClasses: result.allResourceClasses, providers: result.providers.map((p) => p.provider) } : result;
-    return { streamed, whole: auditPlacementAllocations(await readSnapshot(dep, { placement: true, requireServices: false, ironicSettings: false }), options) };
+    return { streamed, whole: auditPlacementAllocations(await readSnapshot(dep, PLACEMENT_AUDIT_READ), options) };
   }
 
   it('placement audit streams the allocations too: the same report as the walk of the whole snapshot', async () => {

@@ -39,7 +39,7 @@ describe('parseIronicNodes: accepted input', () => {
     expect(parseIronicNodes(JSON.stringify({ nodes: [{ uuid: A }] }), 'f').map((n) => n.uuid)).toEqual([A]);
   });
 
-  it('parses an explicit empty list (its plausibility is judged against the cells: read-snapshot.ts)', () => {
+  it('parses an explicit empty list (its plausibility is judged against the cells: operations/read/cells.ts)', () => {
     expect(parseIronicNodes('[]\n', 'f')).toEqual([]);
   });
 

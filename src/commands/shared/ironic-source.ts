@@ -8,7 +8,9 @@ import type { CommandContext, CommandOptions, OptionSpec } from '../../cli/spec.
 import type { IronicOrigin, Snapshot } from '../../domain/model.js';
 import type { Deployment } from '../../operations/deployment.js';
 import { ReconcileError } from '../../errors.js';
-import { readIronicTruth, readSnapshot, type IronicSource, type ScopedPlacement } from '../../operations/read-snapshot.js';
+import { readIronicTruth, type IronicSource } from '../../operations/read/ironic.js';
+import type { PlanReadRecipe, ReadRecipe } from '../../operations/read/recipe.js';
+import { readForPlan, readSnapshot, type PlanInput } from '../../operations/read/snapshot.js';
 
 export const IRONIC_NODES_OPTION: OptionSpec = {
   flags: '--ironic-nodes <file>',
@@ -83,23 +85,33 @@ export function ironicOriginJson(origin: IronicOrigin | undefined): object {
 }
 
 /**
- * A plan command's read with ironic truth: the snapshot (placement included)
- * with the node list `run` has already read; an API list is named on stderr
+ * A plan command's read with ironic truth: the recipe's snapshot with the
+ * node list `run` has already read; an API list is named on stderr
  * (describeIronicOrigin) and its origin goes into the JSON document.
  */
-export function ironicSnapshotReader(
-  ctx: CommandContext,
-  ironic: IronicSource | undefined,
-  placement: true | ScopedPlacement = true,
-): { read(d: Deployment): Promise<Snapshot>; jsonExtras(): object } {
+export function ironicSnapshotReader(ctx: CommandContext, ironic: IronicSource | undefined, recipe: ReadRecipe): OriginNamingReader<Snapshot> {
+  return namingOrigin(ctx, (d) => readSnapshot(d, recipe, ironic === undefined ? {} : { ironic }), (snapshot) => snapshot);
+}
+
+/** ironicSnapshotReader for a plan read in two steps (readForPlan): the snapshot with its index. */
+export function ironicPlanReader(ctx: CommandContext, ironic: IronicSource | undefined, recipe: PlanReadRecipe): OriginNamingReader<PlanInput> {
+  return namingOrigin(ctx, (d) => readForPlan(d, recipe, ironic === undefined ? {} : { ironic }), (input) => input.snapshot);
+}
+
+interface OriginNamingReader<T> {
+  read(d: Deployment): Promise<T>;
+  jsonExtras(): object;
+}
+
+function namingOrigin<T>(ctx: CommandContext, read: (d: Deployment) => Promise<T>, snapshotOf: (value: T) => Snapshot): OriginNamingReader<T> {
   let origin: IronicOrigin | undefined;
   return {
     async read(d) {
-      const snapshot = await readSnapshot(d, { placement, ...(ironic === undefined ? {} : { ironic }) });
-      origin = snapshot.ironicOrigin;
+      const value = await read(d);
+      origin = snapshotOf(value).ironicOrigin;
       const line = describeIronicOrigin(origin);
       if (line !== undefined) ctx.stderr.write(line + '\n');
-      return snapshot;
+      return value;
     },
     jsonExtras: () => ironicOriginJson(origin),
   };

@@ -209,7 +209,7 @@ export async function readOrphanCandidateNodes(db: Knex, cellUuid: string, pool:
  * The hosts, as spelt, of the services (soft-deleted too) and compute nodes
  * (live or soft-deleted) that may have one of these hosts, two of the tables
  * checkScopeNames searches (the live instances of a scope's host are read
- * anyway: ScopedPlacement.instanceHostsOf). Asked as readServicesOfHosts
+ * anyway: PlanReadRecipe.instanceHostsOf). Asked as readServicesOfHosts
  * asks (a superset: the caller compares by hostKey).
  */
 export async function readHostsNamed(db: Knex, dialect: Dialect, hosts: ScopedHosts): Promise<string[]> {

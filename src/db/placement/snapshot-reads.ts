@@ -174,7 +174,7 @@ export async function readProvidersByUuid(db: Knex, pool: StringPool, uuids: rea
 /**
  * The uuid of every root provider (no parent), in keyset pages of two
  * columns: placement cleanup_providers reads whole only those whose uuid no
- * live compute node has (read-snapshot.ts readStaleProviderCandidates).
+ * live compute node has (operations/read/stale-provider-candidates.ts).
  */
 export async function readRootProviderUuids(db: Knex, pool: StringPool): Promise<string[]> {
   return readTable(db, { table: 'resource_providers', columns: ['id', 'uuid'], where: (q) => q.whereNull('parent_provider_id') }, (r: { id: number; uuid: string }) => pool.get(r.uuid));
