@@ -1,4 +1,4 @@
-// The Ansible collection (contrib/ansible) and the README's Ansible tasks, run
+// The Ansible collection (contrib/ansible) and the Ansible tasks of docs/operations/automation.md, run
 // by the real ansible-core against localhost, on MariaDB clouds with unmapped
 // hosts and orphan compute nodes.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -113,7 +113,7 @@ print(json.dumps(m.ARGUMENT_SPEC))`, join(CONTRIB, 'ansible/plugins/modules/nova
     }
   });
 
-  describeMysql('the collection, as the README shows it, on MariaDB', () => {
+  describeMysql('the collection, as docs/operations/automation.md shows it, on MariaDB', () => {
     let d: TestDeployment;
     let play: string;
     let breakerPlay: string;
@@ -124,7 +124,7 @@ print(json.dumps(m.ARGUMENT_SPEC))`, join(CONTRIB, 'ansible/plugins/modules/nova
       const cloud = await brokenCloud('ansmod', dir);
       d = cloud.d;
       const nodesJson = cloud.nodesJson;
-      // The README's collection tasks, verbatim, with the deployment's nova.conf as config_file.
+      // The documented collection tasks, verbatim, with the deployment's nova.conf as config_file.
       const tasks = readmeTasks().filter((t) => t.includes(`${FQCN}:`));
       expect(tasks).toHaveLength(2);
       play = join(dir, 'play.yml');
@@ -252,7 +252,7 @@ print(json.dumps(m.ARGUMENT_SPEC))`, join(CONTRIB, 'ansible/plugins/modules/nova
     });
   });
 
-  describeMysql("the README's command: tasks, verbatim, on MariaDB", () => {
+  describeMysql("the documented command: tasks, verbatim, on MariaDB", () => {
     let d: TestDeployment;
     let play: string;
     let inventory: string;
@@ -267,7 +267,7 @@ print(json.dumps(m.ARGUMENT_SPEC))`, join(CONTRIB, 'ansible/plugins/modules/nova
       expect(tasks).toHaveLength(3);
       play = join(dir, 'play.yml');
       writeFileSync(play, playbook(tasks, { ironic_nodes_json: nodesJson }));
-      // The compute group of the README's --expect task: the cloud's hosts. No config_file: the
+      // The compute group of the documented --expect task: the cloud's hosts. No config_file: the
       // tasks find nova.conf as nova-manage does, here in ~/.nova/.
       inventory = join(dir, 'inventory.ini');
       writeFileSync(inventory, ['localhost ansible_connection=local', '[compute]', ...UNMAPPED, DELETED_IRONIC_NODE.host, ''].join('\n'));
@@ -301,7 +301,7 @@ print(json.dumps(m.ARGUMENT_SPEC))`, join(CONTRIB, 'ansible/plugins/modules/nova
       const withGhost = join(tmp.dir, 'raw-play', 'inventory-ghost.ini');
       writeFileSync(withGhost, ['localhost ansible_connection=local', '[compute]', ...UNMAPPED, 'compute-never-registered', ''].join('\n'));
       const fast = join(tmp.dir, 'raw-play', 'expect-fast.yml');
-      // The README's task with --wait 600 shortened: one pass is enough to see the failure.
+      // The documented task with --wait 600 shortened: one pass is enough to see the failure.
       const task = readmeTasks().find((t) => t.includes('--expect')) ?? '';
       writeFileSync(fast, playbook([task.replace('--wait 600 --interval 10', '--wait 0')], {}));
       const r = ansible('ansible-playbook', ['-i', withGhost, fast]);
@@ -311,7 +311,7 @@ print(json.dumps(m.ARGUMENT_SPEC))`, join(CONTRIB, 'ansible/plugins/modules/nova
   });
 });
 
-/** The README's Ansible tasks: the yaml blocks of the automation section that are task lists. */
+/** The documented Ansible tasks: the yaml blocks of the automation section that are task lists. */
 function readmeTasks(): string[] {
   return fencedBlocks(automationSection())
     .filter((b) => b.lang === 'yaml' && b.body.startsWith('- name:'))

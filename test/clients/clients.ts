@@ -1,6 +1,6 @@
 // The clients tier (npm run test:clients): the real ansible-core, Puppet,
 // systemd and Prometheus of Debian 12 (scripts/install-clients.sh) run the
-// files in contrib/ and the README's automation examples. Shared here: the
+// files in contrib/ and the automation examples of docs/operations/. Shared here: the
 // tools' presence, a scratch folder per test file, and running a client.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -64,11 +64,9 @@ export function fencedBlocks(markdown: string): Array<{ lang: string; body: stri
   return blocks;
 }
 
-/** The README's "Automation examples" section, up to the next level-2 heading. */
+/** The automation pages: docs/operations/automation.md, then monitoring.md (Prometheus). */
 export function automationSection(): string {
-  const readme = readRepoFile('README.md');
-  const start = readme.indexOf('\n## Automation examples\n');
-  if (start < 0) throw new Error('README.md has no "## Automation examples" section');
-  const end = readme.indexOf('\n## ', start + 1);
-  return readme.slice(start, end < 0 ? undefined : end);
+  return AUTOMATION_PAGES.map(readRepoFile).join('\n');
 }
+
+export const AUTOMATION_PAGES = ['docs/operations/automation.md', 'docs/operations/monitoring.md'] as const;

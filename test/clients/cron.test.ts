@@ -1,4 +1,4 @@
-// The README's cron lines (contrib/cron/nova-reconcile, which the README
+// The documented cron lines (contrib/cron/nova-reconcile, which docs/operations/automation.md
 // quotes): each passes `sh -n`, and each command runs against a sandbox as
 // cron runs it: /bin/sh -c, no controlling terminal, no standard input, and
 // an environment of PATH only. The deployment's paths are read as folders of
@@ -16,7 +16,7 @@ interface CronJob {
   readonly command: string;
 }
 
-/** The README's cron block: variable lines and jobs (cron.d format: five time fields, the user, the command). */
+/** The documented cron block: variable lines and jobs (cron.d format: five time fields, the user, the command). */
 function readmeCron(): { vars: Record<string, string>; jobs: CronJob[] } {
   const blocks = fencedBlocks(automationSection()).filter((b) => b.lang === 'cron');
   expect(blocks).toHaveLength(1);
@@ -38,7 +38,7 @@ function readmeCron(): { vars: Record<string, string>; jobs: CronJob[] } {
 
 const TIME_FIELD = /^(\*|\d+(-\d+)?)(\/\d+)?(,(\*|\d+(-\d+)?)(\/\d+)?)*$/;
 
-describeWithTools(['sh', 'setsid', 'promtool'], "the README's cron lines", () => {
+describeWithTools(['sh', 'setsid', 'promtool'], "the documented cron lines", () => {
   const { vars, jobs } = readmeCron();
   let tmp: ReturnType<typeof scratch>;
   /** Production path -> scratch path, each of which must be used by some line. */

@@ -28,7 +28,7 @@ function series(text: string): Array<{ name: string; labels: string[]; kind: str
 }
 
 describeWithTools(['promtool'], 'Prometheus (promtool)', () => {
-  it('promtool check rules passes on the rules file: the three alerts the README names', () => {
+  it('promtool check rules passes on the rules file: the three alerts docs/operations/monitoring.md names', () => {
     const r = runClient('promtool', ['check', 'rules', RULES], { env });
     expect(r.stderr).toBe('');
     expect(r.stdout).toContain('SUCCESS: 3 rules found');

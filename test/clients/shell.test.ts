@@ -1,4 +1,4 @@
-// The README's automation section's `sh` lines, run as written, one after the
+// The `sh` lines of docs/operations/automation.md, run as written, one after the
 // other, from a folder that holds what they name (nodes.json, and contrib/ as
 // in a checkout), with nova.conf where nova-manage would find it (~/.nova/).
 // A line's expected exit code is the `exit N` its comment gives; 0 otherwise.
@@ -20,7 +20,7 @@ function readmeShellLines(): Array<{ line: string; code: number }> {
     .map((line) => ({ line, code: Number(/#.*\bexit (\d+)/.exec(line)?.[1] ?? 0) }));
 }
 
-describeWithTools(['sh', 'ansible-galaxy', 'ansible-doc'], "the README's sh lines", () => {
+describeWithTools(['sh', 'ansible-galaxy', 'ansible-doc'], "the documented sh lines", () => {
   describeMysql('run as written, on MariaDB', () => {
     let tmp: ReturnType<typeof scratch>;
     let d: TestDeployment;
@@ -32,8 +32,6 @@ describeWithTools(['sh', 'ansible-galaxy', 'ansible-doc'], "the README's sh line
       assertBuilt();
       tmp = scratch('shell');
       d = await createTestDeployment('mysql', 'deleted-ironic-node', 'shell');
-      // A mapping whose host has no service, node or instance: stale-mapping.
-      await d.knex('api')('host_mappings').insert({ host: 'old-host', cell_id: d.dbs.cellIds.cell1, created_at: new Date() });
       const home = join(tmp.dir, 'home');
       mkdirSync(join(home, '.nova'), { recursive: true });
       mkdirSync(join(home, 'tmp'));
@@ -55,8 +53,8 @@ describeWithTools(['sh', 'ansible-galaxy', 'ansible-doc'], "the README's sh line
         'ansible-doc openstack_ops.nova_reconcile.nova_reconcile',
         'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json --plan-out plan.json',
         'nova-reconcile compute_node cleanup_orphans --ironic-nodes nodes.json --plan-in plan.json --apply --allow-large-plan',
-        'nova-reconcile cell_v2 prune_host_mappings --host old-host',
-        'nova-reconcile cell_v2 prune_host_mappings --host old-host --apply',
+        'nova-reconcile cell_v2 prune_host_mappings --host compute-9',
+        'nova-reconcile cell_v2 prune_host_mappings --host compute-9 --apply',
       ]);
       expect(lines.map((l) => l.code)).toEqual([0, 0, 3, 4, 3, 4]);
     });
@@ -72,7 +70,8 @@ describeWithTools(['sh', 'ansible-galaxy', 'ansible-doc'], "the README's sh line
       const nodes: Array<{ uuid: string }> = await d.knex('cell1')('compute_nodes').select('uuid').where('deleted', 0);
       expect(nodes.map((n) => n.uuid)).not.toContain(DELETED_IRONIC_NODE.libvirt.nodeUuid);
       expect(nodes.map((n) => n.uuid)).not.toContain(DELETED_IRONIC_NODE.goneNodeUuid);
-      expect((await hostMappings(d)).map(([host]) => host)).not.toContain('old-host');
+      // compute-9's mapping went stale when cleanup_orphans removed its node.
+      expect((await hostMappings(d)).map(([host]) => host)).not.toContain('compute-9');
     });
   });
 });

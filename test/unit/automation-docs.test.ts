@@ -1,7 +1,8 @@
-// The README's automation section quotes the files in contrib/ instead of
-// carrying copies of its own (issue 39): each quoted block must equal its
-// file, byte for byte, so an edit to one without the other fails here. The
-// clients tier (npm run test:clients) runs the files themselves.
+// The automation pages (docs/operations/automation.md and monitoring.md)
+// quote the files in contrib/ instead of carrying copies of their own: each
+// quoted block must equal its file, byte for byte, so an edit to one without
+// the other fails here. The clients tier (npm run test:clients) runs the
+// files themselves.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The files the README quotes whole, with the fence's language. */
+/** The files the pages quote whole, with the fence's language. */
 const QUOTED: ReadonlyArray<readonly [string, string]> = [
   ['contrib/puppet/nova_reconcile/manifests/discover_hosts.pp', 'puppet'],
   ['contrib/cron/nova-reconcile', 'cron'],
@@ -20,10 +21,9 @@ const QUOTED: ReadonlyArray<readonly [string, string]> = [
   ['contrib/prometheus/nova-reconcile.rules.yml', 'yaml'],
 ];
 
-function automationSection(readme: string): string {
-  const start = readme.indexOf('\n## Automation examples\n');
-  const end = readme.indexOf('\n## ', start + 1);
-  return start < 0 ? '' : readme.slice(start, end < 0 ? undefined : end);
+/** The automation pages, as one text. */
+function automationSection(): string {
+  return ['docs/operations/automation.md', 'docs/operations/monitoring.md'].map((p) => readFileSync(join(REPO, p), 'utf8')).join('\n');
 }
 
 function fencedBlocks(markdown: string): Array<{ lang: string; body: string }> {
@@ -35,8 +35,8 @@ function quotes(section: string, lang: string, content: string): boolean {
   return fencedBlocks(section).some((b) => b.lang === lang && b.body === content);
 }
 
-describe("the README's automation section quotes contrib/", () => {
-  const section = automationSection(readFileSync(join(REPO, 'README.md'), 'utf8'));
+describe('the automation pages quote contrib/', () => {
+  const section = automationSection();
 
   it.each(QUOTED)('%s is quoted whole, as a %s block', (path, lang) => {
     const content = readFileSync(join(REPO, path), 'utf8');
