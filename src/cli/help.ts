@@ -35,9 +35,17 @@ export interface CommandSummary {
   readonly scope: readonly string[];
 }
 
-export function renderTopLevelHelp(commands: readonly CommandSummary[]): string {
+/**
+ * The width help is wrapped to: the terminal's, 80 when piped. Prose stays
+ * within 78 columns; examples are never wrapped, because they are copied.
+ */
+export function helpWidth(columns: number | undefined): number {
+  return columns === undefined || columns < 40 ? 80 : columns;
+}
+
+export function renderTopLevelHelp(commands: readonly CommandSummary[], width = 80): string {
   const lines: string[] = [];
-  lines.push('Usage: nova-reconcile [--config-file FILE]... [--config-dir DIR] <category> <action> [options]');
+  lines.push(...hanging('Usage: ', 'nova-reconcile [--config-file FILE]... [--config-dir DIR] <category> <action> [options]', width));
   lines.push('');
   lines.push("Keeps Nova's API, cell and Placement databases consistent. The nova-manage");
   lines.push('compatible commands print what nova-manage prints and exit as it exits; the');
@@ -49,22 +57,22 @@ export function renderTopLevelHelp(commands: readonly CommandSummary[]): string 
   for (const [title, specs] of groups) {
     if (specs.length === 0) continue;
     lines.push('', `${title}:`);
-    const width = Math.max(...specs.map((s) => s.path.join(' ').length));
-    for (const s of specs) lines.push(`  ${s.path.join(' ').padEnd(width)}  ${s.summary}`);
+    const column = Math.max(...specs.map((s) => s.path.join(' ').length));
+    for (const s of specs) lines.push(...hanging(`  ${s.path.join(' ').padEnd(column)}  `, s.summary, width));
   }
   lines.push('', ...wrap(SUPPORTED_RELEASES, 78));
   lines.push('', 'Global options:');
-  for (const [flag, text] of GLOBAL_OPTIONS) lines.push(`  ${flag.padEnd(24)}  ${text}`);
+  for (const [flag, text] of GLOBAL_OPTIONS) lines.push(...hanging(`  ${flag.padEnd(24)}  `, text, width));
   const scoped = SCOPE_OPTIONS.map((o) => [o, commands.filter((c) => c.scope.includes(o.flags)).map((c) => c.path.join(' '))] as const).filter(
     ([, users]) => users.length > 0,
   );
   if (scoped.length > 0) {
-    lines.push('', 'Scope options (the same spelling and meaning on every plan command that takes them):');
+    lines.push('', 'Scope options (the same meaning on every plan command that takes them):');
     for (const [o, users] of scoped) lines.push(`  ${o.flags}`, ...wrap(`${o.description}. Taken by: ${users.join(', ')}.`, 72).map((l) => `      ${l}`));
   }
   lines.push('', 'Exit codes of the reconciliation commands:');
-  for (const [code, text] of RECONCILE_EXIT_TABLE) lines.push(`  ${String(code).padStart(3)}  ${text}`);
-  lines.push('', 'Run `nova-reconcile <category> <action> --help` for one command, or `man nova-reconcile`.');
+  for (const [code, text] of RECONCILE_EXIT_TABLE) lines.push(...hanging(`  ${String(code).padStart(3)}  `, text, width));
+  lines.push('', ...wrap('Run `nova-reconcile <category> <action> --help` for one command, or `man nova-reconcile`.', Math.min(78, width - 2)));
   return lines.join('\n') + '\n';
 }
 
@@ -74,24 +82,24 @@ export function scopeUsers(commands: readonly CommandSpec[], option: OptionSpec)
 }
 
 /** The shared block: the scope options this command takes, described where every plan command describes them. */
-export function renderScopeBlock(spec: CommandSpec): string[] {
+export function renderScopeBlock(spec: CommandSpec, width = 80): string[] {
   const scope = spec.options.filter((o) => o.scope === true);
   if (scope.length === 0) return [];
-  const lines = ['Scope options (shared by the plan commands; man nova-reconcile, SCOPE OPTIONS):'];
-  for (const o of scope) lines.push(`  ${o.flags}`, ...wrap(o.description, 72).map((l) => `      ${l}`));
-  lines.push(...wrap(SCOPE_INTRO, 76).map((l) => `  ${l}`), '');
+  const lines = ['Scope options (shared by the plan commands; see SCOPE OPTIONS in the man page):'];
+  for (const o of scope) lines.push(`  ${o.flags}`, ...wrap(o.description, Math.min(72, width - 8)).map((l) => `      ${l}`));
+  lines.push(...wrap(SCOPE_INTRO, Math.min(76, width - 4)).map((l) => `  ${l}`), '');
   return lines;
 }
 
-export function renderCommandHelpFooter(spec: CommandSpec): string {
+export function renderCommandHelpFooter(spec: CommandSpec, width = 80): string {
   const lines: string[] = [''];
-  lines.push(...renderScopeBlock(spec));
-  for (const p of spec.description) lines.push(...wrap(p, 78), '');
+  lines.push(...renderScopeBlock(spec, width));
+  for (const p of spec.description) lines.push(...wrap(p, Math.min(78, width - 2)), '');
   lines.push('Exit codes:');
-  for (const [code, text] of spec.exitCodes) lines.push(`  ${String(code).padStart(3)}  ${text}`);
+  for (const [code, text] of spec.exitCodes) lines.push(...hanging(`  ${String(code).padStart(3)}  `, text, width));
   if (spec.differences !== undefined && spec.differences.length > 0) {
     lines.push('', 'Deliberate differences from nova-manage:');
-    for (const d of spec.differences) lines.push(...wrap(d, 76).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
+    for (const d of spec.differences) lines.push(...wrap(d, Math.min(76, width - 4)).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
   }
   if (spec.examples !== undefined && spec.examples.length > 0) {
     lines.push('', 'Examples:');
@@ -99,9 +107,18 @@ export function renderCommandHelpFooter(spec: CommandSpec): string {
   }
   lines.push(
     '',
-    'Global options (--config-file, --config-dir, --debug/--nodebug, --stats, --progress, --log-file, --log-dir, --use-syslog/--nouse-syslog, --syslog-log-facility) may appear anywhere, as nova-manage accepts them; --verbose before the command words is oslo.log\'s. Suggested commands in findings, refusals and hints repeat the --config-file and --config-dir given.',
+    ...wrap(
+      'Global options (--config-file, --config-dir, --debug/--nodebug, --stats, --progress, --log-file, --log-dir, --use-syslog/--nouse-syslog, --syslog-log-facility) may appear anywhere, as nova-manage accepts them; --verbose before the command words is oslo.log\'s. Suggested commands in findings, refusals and hints repeat the --config-file and --config-dir given.',
+      Math.min(78, width - 2),
+    ),
   );
   return lines.join('\n');
+}
+
+/** `prefix` then `text` wrapped to `width`, the following lines indented under the text's start. */
+function hanging(prefix: string, text: string, width: number): string[] {
+  const indent = ' '.repeat(prefix.length);
+  return wrap(text, Math.max(20, width - prefix.length)).map((line, i) => (i === 0 ? prefix : indent) + line);
 }
 
 export function wrap(text: string, width: number): string[] {

@@ -28,6 +28,9 @@ export const COLUMN_OPTION: OptionSpec = {
   repeatable: true,
 };
 
+/** Columns that hold commands to copy: a fitted table never wraps them. */
+const COMMAND_COLUMNS: ReadonlySet<string> = new Set(['suggestion', 'command']);
+
 export interface Listing {
   readonly headers: readonly string[];
   readonly rows: ReadonlyArray<readonly TableCell[]>;
@@ -70,6 +73,7 @@ export function renderListing(
     renderTable(listing.headers, listing.rows, {
       // A terminal that reports no usable width (0 under some pseudo-terminals) is treated as a pipe.
       ...(ctx.stdoutColumns === undefined || ctx.stdoutColumns < 20 ? {} : { maxWidth: ctx.stdoutColumns }),
+      keepWhole: (i: number) => COMMAND_COLUMNS.has(listing.headers[i] as string),
       ...(style === undefined || !palette.enabled ? {} : { style: (i: number, text: string) => style(listing.headers[i] as string, text) }),
     }) + '\n'
   );

@@ -30,10 +30,25 @@ export function renderFindings(
   if (format !== 'table') return renderListing(listing, format, ctx);
   if (findings.length === 0) return 'No findings: the API, cell and placement databases agree.\n';
   const palette = paletteFor(ctx);
-  const counts = Object.entries(countFindings(findings))
-    .filter(([, n]) => n > 0)
-    .map(([kind, n]) => `${n} ${palette.kind(kind)}`);
-  return `${renderListing(listing, 'table', ctx, (column, text) => (column === 'kind' ? palette.kind(text) : text))}${findings.length} finding(s): ${counts.join(', ')}\n`;
+  const counts = Object.entries(countFindings(findings)).filter(([, n]) => n > 0);
+  const table = renderListing(listing, 'table', ctx, (column, text) => (column === 'kind' ? palette.kind(text) : text));
+  // On a terminal the count line wraps between counts, as the table does.
+  const width = ctx.stdoutColumns === undefined || ctx.stdoutColumns < 20 ? Infinity : ctx.stdoutColumns;
+  let line = `${findings.length} finding(s): `;
+  let shown = line.length;
+  counts.forEach(([kind, n], i) => {
+    const part = `${n} ${kind}${i < counts.length - 1 ? ',' : ''}`;
+    if (i > 0 && shown + 1 + part.length > width) {
+      line += '\n  ';
+      shown = 2;
+    } else if (i > 0) {
+      line += ' ';
+      shown += 1;
+    }
+    line += part.replace(kind, palette.kind(kind));
+    shown += part.length;
+  });
+  return `${table}${line}\n`;
 }
 
 export function findingsJson(findings: readonly Finding[], cells: readonly CellRec[]): JsonDocument {

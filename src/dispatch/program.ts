@@ -11,7 +11,7 @@ import { expandOptionPrefixes, extractGlobalArgs } from '../cli/argv.js';
 import type { RunContext } from '../cli/context.js';
 import { exitCodeFor, type CommandFamily } from '../cli/exit-codes.js';
 import { stringOption } from '../cli/options.js';
-import { renderCommandHelpFooter, renderTopLevelHelp, type CommandSummary } from '../cli/help.js';
+import { helpWidth, renderCommandHelpFooter, renderTopLevelHelp, type CommandSummary } from '../cli/help.js';
 import { reportError } from '../cli/report-error.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
 import { findCommand, loadCommandIndex, similarCommands } from './command-index.js';
@@ -45,7 +45,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     // commands themselves are loaded once one is found (issue 20).
     const index = await loadCommandIndex();
     if (rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help') {
-      ctx.stdout.write(renderTopLevelHelp(index));
+      ctx.stdout.write(renderTopLevelHelp(index, helpWidth(ctx.stdoutColumns)));
       return 0;
     }
     if (VERSION_ARGUMENTS.includes(rest[0] ?? '')) {
@@ -56,7 +56,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     if (found === undefined) {
       const group = index.filter((c) => c.path[0] === rest[0]);
       if (group.length > 0 && (rest[1] === '--help' || rest[1] === '-h')) {
-        ctx.stdout.write(renderTopLevelHelp(group));
+        ctx.stdout.write(renderTopLevelHelp(group, helpWidth(ctx.stdoutColumns)));
         return 0;
       }
       if (group.length > 0 && (rest.length === 1 || (rest[1] ?? '').startsWith('-'))) {
@@ -206,7 +206,7 @@ function parseCommandArgs({ Command, CommanderError, Option }: typeof import('co
       // One line: commander puts its "(Did you mean --x?)" suggestion on a line of its own.
       outputError: (s, write) => write(s.replace(/^error: /, `nova-reconcile ${spec.path.join(' ')}: error: `).replace(/\n(?=\(Did you mean)/, ' ')),
     })
-    .addHelpText('after', renderCommandHelpFooter(spec));
+    .addHelpText('after', renderCommandHelpFooter(spec, helpWidth(ctx.stdoutColumns)));
   for (const a of spec.args ?? []) cmd.argument(a);
   const given = new Set<string>();
   for (const o of spec.options) {

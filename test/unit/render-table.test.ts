@@ -3,7 +3,7 @@
 // colour decided by NO_COLOR/FORCE_COLOR and the terminal. Its speed is
 // measured by the bench (bench/tables.ts, `npm run bench:tables`), not here.
 import { describe, expect, it } from 'vitest';
-import { fit, fitWidths, renderTable } from '../../src/cli/render-table.js';
+import { renderTable, spreadWidths, wrapWords } from '../../src/cli/render-table.js';
 import { columnsOption, renderListing, selectColumns } from '../../src/cli/listing.js';
 import { colourLevel, loadColour, paletteFor, severityOf } from '../../src/cli/colour.js';
 import { ReconcileError } from '../../src/errors.js';
@@ -33,24 +33,54 @@ describe('renderTable', () => {
     expect(lines[30_002]).toBe(`| node-29999 | down    | 29999 | ${'x'.repeat(29_999 % 13).padEnd(12)} |`);
   });
 
-  it('fits a terminal: the widest columns are cut with "…", narrow ones keep their width, no line is longer', () => {
-    const long = 'a long summary '.repeat(20).trim();
-    const rows = [['unmapped-node', 'cell1', long, 'nova-reconcile cell_v2 discover_hosts --cell_uuid 4dde17f6-6b53-4318-915d-00c67a4771f4']];
-    const lines = renderTable(['kind', 'cell', 'summary', 'suggestion'], rows, { maxWidth: 80 }).split('\n');
-    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
-    expect(lines[3]).toContain('| unmapped-node | cell1 |');
-    expect(lines[3]).toContain('…');
-    // Piped: whole.
-    expect(renderTable(['kind', 'cell', 'summary', 'suggestion'], rows)).toContain(long);
+  const UUID = '33509888-9e82-4645-b10f-8cf051f1a2b3';
+  const COMMAND = `nova-reconcile cell_v2 discover_hosts --by-service --cell_uuid ${UUID}`;
+  const SUMMARY = 'nova-compute service on host compute-1 has no host mapping: the scheduler cannot place servers on it';
+
+  it('on a terminal, wraps long cells at spaces: no line is longer, every word and every kept-whole cell is whole', () => {
+    const rows = [['unmapped-service', 'cell1', `node ${UUID}`, SUMMARY, 'discover_hosts']];
+    const text = renderTable(['kind', 'cell', 'object', 'summary', 'fix'], rows, { maxWidth: 100, keepWhole: (i) => i === 4 });
+    const lines = text.split('\n');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(100);
+    expect(text).toContain(UUID);
+    expect(text).not.toContain('…');
+    expect(lines[3]).toMatch(/^\| unmapped-service \| cell1 \| node +\| nova-compute/);
+    expect(lines[4]).toMatch(/^\| +\| +\| 33509888-/);
+    // Every word of the summary, in order, over the wrapped lines.
+    const summaryColumn = lines.slice(3, -1).map((l) => (l.split('|')[4] as string).trim()).filter((w) => w !== '');
+    expect(summaryColumn.join(' ')).toBe(SUMMARY);
+    // Piped: one row, one line.
+    expect(renderTable(['kind', 'cell', 'object', 'summary', 'fix'], rows).split('\n')).toHaveLength(5);
   });
 
-  it('fitWidths and fit', () => {
-    expect(fitWidths([10, 5], 100)).toEqual([10, 5]);
-    const w = fitWidths([100, 5, 60], 60);
+  it('when the longest words cannot fit, prints one block per row (field: value) with kept-whole values on one line', () => {
+    const rows = [['unmapped-service', 'cell1', SUMMARY, COMMAND], ['orphan-node', 'cell2', 'short', COMMAND]];
+    const text = renderTable(['kind', 'cell', 'summary', 'suggestion'], rows, { maxWidth: 80, keepWhole: (i) => i === 3 });
+    const lines = text.split('\n');
+    expect(lines[0]).toBe(`${'*'.repeat(27)} 1. row ${'*'.repeat(27)}`);
+    expect(lines[1]).toBe('      kind: unmapped-service');
+    expect(lines[2]).toBe('      cell: cell1');
+    expect(lines[3]?.startsWith('   summary: nova-compute service')).toBe(true);
+    expect(lines[4]?.startsWith('            ')).toBe(true);
+    expect(lines).toContain(`suggestion: ${COMMAND}`);
+    expect(lines).toContain(`${'*'.repeat(27)} 2. row ${'*'.repeat(27)}`);
+    for (const line of lines) if (!line.includes(COMMAND)) expect(line.length).toBeLessThanOrEqual(80);
+  });
+
+  it('a table that fits is the same on a terminal as piped; an empty one too', () => {
+    expect(renderTable(['a'], [['x']], { maxWidth: 80 })).toBe(renderTable(['a'], [['x']]));
+    expect(renderTable(['a', 'b'], [], { maxWidth: 3 })).toBe(renderTable(['a', 'b'], []));
+  });
+
+  it('spreadWidths and wrapWords', () => {
+    expect(spreadWidths([10, 5], [2, 2], 100)).toEqual([10, 5]);
+    const w = spreadWidths([100, 5, 60], [10, 5, 10], 60);
     expect(w[1]).toBe(5);
     expect(w.reduce((a, b) => a + b, 0) + 3 * 3 + 1).toBeLessThanOrEqual(60);
-    expect(fit('abcdef', 4)).toBe('abc…');
-    expect(fit('abc', 4)).toBe('abc');
+    expect(w[0]).toBeGreaterThanOrEqual(10);
+    expect(wrapWords('aa bb cc', 5)).toEqual(['aa bb', 'cc']);
+    expect(wrapWords('aaaaaaa b', 3)).toEqual(['aaaaaaa', 'b']);
+    expect(wrapWords('abc', 4)).toEqual(['abc']);
   });
 
   it('a style colours the text but padding is measured without it', () => {
@@ -77,10 +107,18 @@ describe('listings: -f value, csv and -c', () => {
     expect(() => columnsOption({ column: ['uuid'], format: 'json' }, listing.headers)).toThrow(/JSON document is always whole/);
   });
 
-  it('a table on a terminal fits its width; piped it does not', () => {
-    const wide = { headers: ['a', 'b'], rows: [['x'.repeat(200), 'y']] };
+  it('a table on a terminal fits its width, never cutting a word; piped it is one row a line', () => {
+    const wide = { headers: ['a', 'b'], rows: [['x '.repeat(100).trim(), 'y']] };
     expect(renderListing(wide, 'table', { ...PIPE, stdoutIsTty: true, stdoutColumns: 40 }).split('\n').every((l) => l.length <= 40)).toBe(true);
-    expect(renderListing(wide, 'table', PIPE)).toContain('x'.repeat(200));
+    expect(renderListing(wide, 'table', PIPE)).toContain('x '.repeat(100).trim());
+    const word = { headers: ['a', 'b'], rows: [['x'.repeat(200), 'y']] };
+    expect(renderListing(word, 'table', { ...PIPE, stdoutIsTty: true, stdoutColumns: 40 })).toContain(`a: ${'x'.repeat(200)}\n`);
+  });
+
+  it('keeps a command column (suggestion, command) whole on one line', () => {
+    const command = `nova-reconcile compute_node cleanup_orphans --host ${'h'.repeat(30)} --apply`;
+    const listing = { headers: ['kind', 'suggestion'], rows: [['orphan-node', command]] };
+    expect(renderListing(listing, 'table', { ...PIPE, stdoutIsTty: true, stdoutColumns: 60 })).toContain(command);
   });
 });
 

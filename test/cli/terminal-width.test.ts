@@ -1,0 +1,67 @@
+// Tables on a real terminal: the binary runs under a pseudo-terminal
+// (script(1)) at 80 and 120 columns, and every uuid and every fix command
+// that its JSON document holds must appear whole in what the terminal shows.
+// Lines other than a kept-whole command fit the width.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, runBin } from '../helpers/cli.js';
+
+const SCENARIOS = ['ironic-ha', 'libvirt', 'stale-provider', 'ironic-failover'] as const;
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+
+/** What a terminal of `columns` columns shows of the command's stdout, colours and carriage returns removed. */
+function onTerminal(columns: number, args: readonly string[]): string {
+  const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const r = spawnSync('script', ['-qec', `stty cols ${columns} rows 50; ${quoted} 2>/dev/null`, '/dev/null'], {
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', TERM: 'xterm' },
+  });
+  return r.stdout.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
+}
+
+describe.runIf(hasScript || process.env['CI'] === 'true')('tables on a terminal', () => {
+  let work: string;
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'nova-reconcile-test-width-'));
+    for (const scenario of SCENARIOS) {
+      const r = await runBin(['sandbox', 'create', join(work, scenario), '--scenario', scenario]);
+      expect(r.code, r.stderr).toBe(0);
+    }
+  }, 120_000);
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  for (const scenario of SCENARIOS) {
+    for (const columns of [80, 120]) {
+      it(`${scenario} at ${columns} columns: audit shows every uuid and fix command whole`, async () => {
+        const conf = ['--config-file', join(work, scenario, 'nova.conf')];
+        const json = await runBin([...conf, 'audit', '--format', 'json']);
+        const doc = JSON.parse(json.stdout) as { findings: { summary: string; suggestion: string }[] };
+        const shown = onTerminal(columns, [...conf, 'audit']);
+        expect(doc.findings.length).toBeGreaterThan(0);
+        for (const f of doc.findings) {
+          expect(shown).toContain(f.suggestion);
+          for (const uuid of f.summary.match(UUID) ?? []) expect(shown).toContain(uuid);
+        }
+        const commands = new Set(doc.findings.map((f) => f.suggestion));
+        for (const line of shown.split('\n')) {
+          if (![...commands].some((c) => line.includes(c))) expect(line.length, line).toBeLessThanOrEqual(columns);
+        }
+      }, 60_000);
+
+      it(`${scenario} at ${columns} columns: compute_node list shows every uuid whole`, async () => {
+        const conf = ['--config-file', join(work, scenario, 'nova.conf')];
+        const json = await runBin([...conf, 'compute_node', 'list', '--format', 'json']);
+        const doc = JSON.parse(json.stdout) as { compute_nodes: { uuid: string; hypervisor_hostname: string }[] };
+        const uuids = doc.compute_nodes.flatMap((n) => [n.uuid, n.hypervisor_hostname]);
+        const shown = onTerminal(columns, [...conf, 'compute_node', 'list']);
+        expect(uuids.length).toBeGreaterThan(0);
+        for (const uuid of uuids) expect(shown).toContain(uuid);
+        for (const line of shown.split('\n')) expect(line.length, line).toBeLessThanOrEqual(columns);
+      }, 60_000);
+    }
+  }
+});
