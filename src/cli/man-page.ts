@@ -147,8 +147,11 @@ function safetySections(): string[] {
 function outputSections(commands: readonly CommandSpec[]): string[] {
   return [
     '.SH OUTPUT',
-    'The reconciliation tables are plain ASCII, one row per line. On a terminal a table wider than the terminal has its widest',
-    'columns cut to fit, marked with \\[u2026] (headers stay whole when they fit); piped, every cell is printed whole.',
+    'The reconciliation tables are plain ASCII. Piped, each row is one line and every cell is whole. On a terminal a table wider',
+    'than the terminal wraps its long cells at spaces: an identifier is never cut and a suggested command stays on one line; when',
+    'even the longest words do not fit, each row is printed as a block of field: value lines. \\fB\\-\\-max\\-width\\fR \\fIN\\fR fits',
+    'N columns, also piped (0: never fit), and \\fB\\-\\-fit\\-width\\fR the terminal\'s width (else $COLUMNS, else 80), as in',
+    'python\\-openstackclient; CLIFF_MAX_TERM_WIDTH and CLIFF_FIT_WIDTH=1 set the same. Help wraps to the terminal, 80 columns piped.',
     'compute_node list, audit and the plan commands\' dry runs take \\fB\\-f\\fR \\fItable\\fR|\\fIjson\\fR|\\fIvalue\\fR|\\fIcsv\\fR',
     '(\\fB\\-f\\fR is \\fB\\-\\-format\\fR) and \\fB\\-c\\fR \\fICOLUMN\\fR (repeatable), as python\\-openstackclient does.',
     '.PP',

@@ -3,6 +3,7 @@ import { releaseJson } from '../domain/nova-release.js';
 import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
 import { FINDING_COLUMNS, findingsJson, renderFindings } from '../cli/render-findings.js';
 import { COLUMN_OPTION, LISTING_FORMAT_OPTION, LISTING_FORMATS, columnsOption, listingFormat, type ListingFormat } from '../cli/listing.js';
+import { TABLE_WIDTH_OPTIONS } from '../cli/table-width.js';
 import { flagOption, stringOption } from '../cli/options.js';
 import { findingsWithConfigArguments } from '../cli/suggestions.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
@@ -73,6 +74,7 @@ export const auditCommand: CommandSpec<AuditOptions> = {
       choices: [...LISTING_FORMATS, 'prometheus'],
     },
     { ...COLUMN_OPTION, description: `with -f table, value or csv: show only this column (repeatable, in the order given): ${FINDING_COLUMNS.join(', ')}` },
+    ...TABLE_WIDTH_OPTIONS,
     {
       flags: '--metrics-file <path>',
       description:

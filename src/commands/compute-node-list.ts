@@ -2,6 +2,7 @@
 // (seed bug 2013: the service heartbeat says nothing about each node).
 import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
 import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns, type ListingFormat } from '../cli/listing.js';
+import { TABLE_WIDTH_OPTIONS } from '../cli/table-width.js';
 import { stringOption } from '../cli/options.js';
 import { paletteFor } from '../cli/colour.js';
 import type { CommandSpec } from '../cli/spec.js';
@@ -42,6 +43,7 @@ export const computeNodeListCommand: CommandSpec<ComputeNodeListOptions> = {
         'output format: table (on a terminal, long cells are cut to its width; piped, whole); json (one document on stdout: schemas/compute_node-list.schema.json, mapped is a boolean); value (the cells of each row, space-separated, no header); csv',
     },
     { ...COLUMN_OPTION, description: `with -f table, value or csv: show only this column (repeatable, in the order given): ${HEADERS.join(', ')}` },
+    ...TABLE_WIDTH_OPTIONS,
   ],
   jsonSchemas: ['compute_node-list'],
   exitCodes: reconcileExitCodes({

@@ -11,6 +11,7 @@ import { expandOptionPrefixes, extractGlobalArgs } from '../cli/argv.js';
 import type { RunContext } from '../cli/context.js';
 import { exitCodeFor, type CommandFamily } from '../cli/exit-codes.js';
 import { stringOption } from '../cli/options.js';
+import { TABLE_WIDTH_OPTIONS, tableWidth } from '../cli/table-width.js';
 import { helpWidth, renderCommandHelpFooter, renderTopLevelHelp, type CommandSummary } from '../cli/help.js';
 import { reportError } from '../cli/report-error.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
@@ -101,6 +102,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     if (globals.log.logFile !== undefined || globals.log.logDir !== undefined || globals.log.useSyslog === true || globals.log.syslogFacility !== undefined) operatorLog.open();
     const commandCtx: CommandContext = {
       ...ctx,
+      stdoutColumns: spec.options.some((o) => TABLE_WIDTH_OPTIONS.includes(o)) ? tableWidth(parsed.options, ctx) : ctx.stdoutColumns,
       debug,
       stats: globals.stats,
       progress: globals.progress,

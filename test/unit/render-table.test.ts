@@ -7,6 +7,7 @@ import { renderTable, spreadWidths, wrapWords } from '../../src/cli/render-table
 import { columnsOption, renderListing, selectColumns } from '../../src/cli/listing.js';
 import { colourLevel, loadColour, paletteFor, severityOf } from '../../src/cli/colour.js';
 import { ReconcileError } from '../../src/errors.js';
+import { tableWidth } from '../../src/cli/table-width.js';
 
 const PIPE = { stdoutColumns: undefined, stdoutIsTty: false, env: {} };
 
@@ -148,5 +149,27 @@ describe('colour', () => {
     expect(off.verb('soft-delete')).toBe('soft-delete');
     expect(severityOf('suspect-orphan-node')).toBe('info');
     expect(severityOf('stale-mapping')).toBe('warning');
+  });
+});
+
+describe('--max-width and --fit-width (cliff)', () => {
+  const tty = { stdoutColumns: 100, env: {} };
+  const pipe = { stdoutColumns: undefined, env: {} };
+  it('fits a terminal by default and leaves a pipe alone', () => {
+    expect(tableWidth({}, tty)).toBe(100);
+    expect(tableWidth({}, pipe)).toBeUndefined();
+  });
+  it('--max-width N fits N columns, also piped; 0 turns fitting off; CLIFF_MAX_TERM_WIDTH when it is not given', () => {
+    expect(tableWidth({ maxWidth: '70' }, pipe)).toBe(70);
+    expect(tableWidth({ maxWidth: '0' }, tty)).toBeUndefined();
+    expect(tableWidth({}, { ...pipe, env: { CLIFF_MAX_TERM_WIDTH: '90' } })).toBe(90);
+    expect(tableWidth({ maxWidth: '70' }, { ...pipe, env: { CLIFF_MAX_TERM_WIDTH: '90' } })).toBe(70);
+    expect(() => tableWidth({ maxWidth: 'wide' }, pipe)).toThrow(ReconcileError);
+  });
+  it('--fit-width fits the terminal, else $COLUMNS, else 80; CLIFF_FIT_WIDTH=1 does the same', () => {
+    expect(tableWidth({ fitWidth: true }, tty)).toBe(100);
+    expect(tableWidth({ fitWidth: true }, { ...pipe, env: { COLUMNS: '132' } })).toBe(132);
+    expect(tableWidth({ fitWidth: true }, pipe)).toBe(80);
+    expect(tableWidth({}, { ...pipe, env: { CLIFF_FIT_WIDTH: '1' } })).toBe(80);
   });
 });

@@ -8,6 +8,7 @@ import { PLAN_COLUMNS, applyChanged, applyJson, planJson, planListing, renderApp
 import type { CommandContext, CommandOptions, OptionSpec } from '../../cli/spec.js';
 import { paletteFor } from '../../cli/colour.js';
 import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns, type ListingFormat } from '../../cli/listing.js';
+import { TABLE_WIDTH_OPTIONS } from '../../cli/table-width.js';
 import { flagOption, stringOption } from '../../cli/options.js';
 import { planWithConfigArguments, undoCommandLine } from '../../cli/suggestions.js';
 import { checkIronicSettings } from '../../config/load-config.js';
@@ -55,6 +56,7 @@ export const APPLY_OPTIONS: readonly OptionSpec[] = [
       'output format: table (the plan as text); json (one document on stdout: schemas/plan.schema.json; a dry run says would_change); without --apply also value or csv (one row per change, then one per refusal)',
   },
   { ...COLUMN_OPTION, description: `dry run only: show the plan as a table (or -f value/csv) of these columns, repeatable: ${PLAN_COLUMNS.join(', ')}` },
+  ...TABLE_WIDTH_OPTIONS,
 ];
 
 /** For the commands whose plans are lists of independent units (a scope option: src/cli/scope.ts). */
@@ -72,7 +74,7 @@ export const PLAN_EXIT_CODES = reconcileExitCodes({
 });
 
 /** Options that say how to run, print and apply, not what to plan (a plan file records the others). */
-const RUN_OPTIONS: ReadonlySet<string> = new Set(['apply', 'dryRun', 'journal', 'format', 'column', 'planOut', 'planIn', 'maxCount', 'maxApplyUnits', 'maxApplyFraction', 'allowLargePlan', 'skipRefused']);
+const RUN_OPTIONS: ReadonlySet<string> = new Set(['apply', 'dryRun', 'journal', 'format', 'column', 'planOut', 'planIn', 'maxCount', 'maxApplyUnits', 'maxApplyFraction', 'allowLargePlan', 'skipRefused', 'maxWidth', 'fitWidth']);
 
 /**
  * How to run, print and apply a plan, as given on the command line (checked
