@@ -78,8 +78,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     // After the command words, --verbose is the command's own where it has one (nova-manage's meaning), else oslo.log's.
     const afterCommand = rest.slice(spec.path.length).filter((a) => longOptions.includes('--verbose') || a !== '--verbose');
     const commandArgs = expandOptionPrefixes(afterCommand, longOptions);
-    // Loaded here, not at start-up: `help` and --version need neither (issue 20).
-    commander ??= await import('commander');
+    commander ??= await import('commander'); // not at start-up: help and --version need none
     await loadColour(ctx);
     const parsed = parseCommandArgs(commander, spec, commandArgs, ctx);
     if (parsed === 'help') return 0;

@@ -152,7 +152,7 @@ beforeAll(async () => {
   commands = await commandPaths();
   const helps = await Promise.all(commands.map(async (c) => [c, (await runBin([...c.split(' '), '--help'])).stdout] as const));
   for (const [c, help] of helps) {
-    exitCodes.set(c, new Set([...(/\nExit codes:\n((?: +\d+ .*\n)+)/.exec(help)?.[1] ?? '').matchAll(/^ +(\d+) /gm)].map((m) => Number(m[1]))));
+    exitCodes.set(c, new Set([...(/\nExit codes:\n((?: +\d+ .*\n| {7}\S.*\n)+)/.exec(help)?.[1] ?? '').matchAll(/^ {2,4}(\d+) /gm)].map((m) => Number(m[1]))));
     const lines = helpExamples(help);
     if (lines.length > 0) blocks.push({ source: `${c} --help`, examples: lines.map((line) => ({ line })) });
   }
