@@ -68,8 +68,8 @@ function installed(bin: string, args: readonly string[], extraEnv: Record<string
 }
 
 describe('npm pack', () => {
-  it('ships the CLI, its JS migrations, the man page, the JSON schemas, README, LICENSE and package.json, and nothing else', () => {
-    const allowed = /^(bin\/nova-reconcile|dist\/src\/.+\.js|dist\/src\/bundle\/(nova-reconcile|chunk-[A-Za-z0-9]+)\.mjs|dist\/src\/bundle\/db-drivers\.cjs(\.v8-cache|\.LICENSES\.txt)?|dist\/migrations\/.+\.js|man\/nova-reconcile\.1|schemas\/[a-z0-9_-]+\.schema\.json|README\.md|LICENSE|package\.json)$/;
+  it('ships the CLI, its JS migrations, the man page, the JSON schemas, README with the operations pages it links to, LICENSE and package.json, and nothing else', () => {
+    const allowed = /^(bin\/nova-reconcile|dist\/src\/.+\.js|dist\/src\/bundle\/(nova-reconcile|chunk-[A-Za-z0-9]+)\.mjs|dist\/src\/bundle\/db-drivers\.cjs(\.v8-cache|\.LICENSES\.txt)?|dist\/migrations\/.+\.js|man\/nova-reconcile\.1|schemas\/[a-z0-9_-]+\.schema\.json|docs\/operations\/[a-z]+\.md|README\.md|LICENSE|package\.json)$/;
     expect(packedFiles.filter((f) => !allowed.test(f))).toEqual([]);
     for (const f of [
       'bin/nova-reconcile',
@@ -86,12 +86,17 @@ describe('npm pack', () => {
       'schemas/plan.schema.json',
       'schemas/error.schema.json',
       'README.md',
+      'docs/operations/safety.md',
       'LICENSE',
       'package.json',
     ]) {
       expect(packedFiles).toContain(f);
     }
     expect(packedFiles.some((f) => f.startsWith('dist/bench/'))).toBe(false);
+    // The README's pages for operators go with it, so its links work where it is installed.
+    const pages = [...readFileSync(join(ex.repo, 'README.md'), 'utf8').matchAll(/\]\((docs\/operations\/[^)#]+)/g)].map((m) => m[1]);
+    expect(pages.length).toBeGreaterThan(5);
+    for (const page of pages) expect(packedFiles).toContain(page);
   });
 
   it('the packed JS names no source map (none is shipped)', () => {
