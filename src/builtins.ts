@@ -1,8 +1,7 @@
 // Node built-ins that few runs need, loaded on their first use rather than
-// when the CLI starts (issue 20: process start is the floor of every run).
-// node:net, node:http and node:https with the streams and TLS under them
-// cost about 10 ms of a `help` run; the database drivers load them anyway
-// when they connect, so only runs that never open a database gain.
+// when the CLI starts: process start is the floor of every run. The database
+// drivers load node:net, node:http and node:https anyway when they connect,
+// so only runs that never open a database gain.
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);

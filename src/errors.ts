@@ -21,7 +21,7 @@ export type ErrorKind =
   /**
    * Ground truth that cannot be right: an empty ironic node list, one that
    * knows too few of the cells' ironic nodes, a cell whose services table is
-   * empty while it has compute nodes (issue 23). An error, never a verdict.
+   * empty while it has compute nodes. An error, never a verdict.
    */
   | 'implausible'
   /** A bug or an unexpected state. */
@@ -36,7 +36,7 @@ export class ReconcileError extends Error {
   /**
    * True when the run had already changed something before it failed (an
    * apply that committed units, or a commit whose outcome is unknown): the
-   * JSON error document's `changed` (issue 18). Undefined: nothing was.
+   * JSON error document's `changed`. Undefined: nothing was.
    */
   readonly changed: boolean | undefined;
 

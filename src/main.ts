@@ -8,7 +8,7 @@ import { signalExitCode } from './cli/context.js';
 import { VERSION, VERSION_ARGUMENTS } from './cli/version.js';
 
 const argv = process.argv.slice(2);
-// Process start is the floor of every run (issue 20): the version alone is
+// Process start is the floor of every run: the version alone is
 // printed before the dispatcher, the commands, commander and chalk are
 // loaded (the bundle keeps them in a chunk of their own). With any other
 // argument beside it, the dispatcher answers, as it always did.

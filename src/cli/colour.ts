@@ -8,9 +8,8 @@ import type { ChalkInstance } from 'chalk';
 import type { RunContext } from './context.js';
 
 /**
- * chalk, loaded only by a run that colours (loadColour): importing it is
- * about 20 ms of a start-up that most runs (piped, cron, --format json) do
- * not need (issue 20).
+ * chalk, loaded only by a run that colours (loadColour): most runs (piped,
+ * cron, --format json) do not need it at start-up.
  */
 let chalkModule: typeof import('chalk') | undefined;
 

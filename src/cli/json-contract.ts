@@ -1,4 +1,4 @@
-// The JSON contract (issue 18): every --format json document carries
+// The JSON contract: every --format json document carries
 // schema_version and `changed`, uses snake_case keys, and is described by a
 // JSON Schema in schemas/ (shipped in the package). schema_version changes
 // when a key is removed, renamed or changes type; keys may be added within

@@ -1,4 +1,4 @@
-// nova-manage's discover_hosts output: the verbose status lines (§1.5), the
+// nova-manage's discover_hosts output: the verbose status lines (nova-facts §1.5), the
 // duplicate message, and our JSON document. Warnings go to stderr.
 import type { JsonDocument } from './json-contract.js';
 import type { CellDiscovery, DiscoverResult } from '../operations/discover-hosts.js';

@@ -1,4 +1,4 @@
-// SQLAlchemy database URLs, read the way Nova's stack reads them (§9):
+// SQLAlchemy database URLs, read the way Nova's stack reads them (nova-facts §9):
 // SQLAlchemy 1.4.46 make_url, oslo.db 12.1's defaults, then PyMySQL 1.0's
 // connect() keyword handling, including read_default_file. The result is a
 // DbTarget for our drivers (mysql2, better-sqlite3).

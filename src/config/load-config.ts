@@ -165,7 +165,7 @@ function readShard(lookup: OptionLookup, problems: string[]): { shard: string; h
 
 /**
  * nova/servicegroup/api.py: when service_down_time <= report_interval, Nova
- * overrides it in-process to int(report_interval * 2.5) and logs a warning (§7).
+ * overrides it in-process to int(report_interval * 2.5) and logs a warning (nova-facts §7).
  */
 export function effectiveServiceDownTime(serviceDownTime: number, reportInterval: number): number {
   return serviceDownTime <= reportInterval ? Math.trunc(reportInterval * 2.5) : serviceDownTime;

@@ -14,7 +14,7 @@ const SQLALCHEMY_PASSWORD = /^[\w+]+:\/\/[^:/]*:([^@]*)@/;
 
 /**
  * nova/cmd/manage.py:mask_passwd_in_url: urlparse, replace the greedy regex
- * `:.*@` in the netloc with `:****@`, urlunparse. Quirks kept (§2.3):
+ * `:.*@` in the netloc with `:****@`, urlunparse. Quirks kept (nova-facts §2.3):
  * `rabbit://a:b@h1:5672,c:d@h2:5672/v` → `rabbit://a:****@h2:5672/v` (the
  * greedy match eats the first host) and `none:///` → `none:/` (urlunparse drops
  * an empty netloc).

@@ -27,7 +27,7 @@ export interface FoundValue {
 
 // Deprecated names that oslo.db registers for [database] connection and that
 // Nova (Zed, nova/conf/database.py) deep-copies for [api_database]
-// connection, so `[DEFAULT] sql_connection` sets both (§10).
+// connection, so `[DEFAULT] sql_connection` sets both (nova-facts §10).
 //
 // [ironic] conductor_group is the name since Nova 28.0.0 (2023.2) of
 // partition_key (deprecated_name). endpoint_override is keystoneauth's name

@@ -133,7 +133,7 @@ export interface NovaConfig {
   readonly ironicDatabaseConnection: string | undefined;
   /** [ironic]: how nova-compute reaches the Ironic API; undefined when it has no auth_type or endpoint_override. */
   readonly ironic: IronicSettings | undefined;
-  /** [DEFAULT] service_down_time, seconds, with the servicegroup override (see §7). */
+  /** [DEFAULT] service_down_time, seconds, with the servicegroup override (see nova-facts §7). */
   readonly serviceDownTime: number;
   /** [DEFAULT] report_interval, seconds. */
   readonly reportInterval: number;

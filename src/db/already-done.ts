@@ -1,4 +1,4 @@
-// Whether a change's target state already holds (issue 17 item 2): another
+// Whether a change's target state already holds: another
 // run, nova, or an operator got there first. A change whose compare-and-swap
 // missed is then "already done", not "skipped, re-run to finish" (a re-run
 // would find nothing to do). Plain reads, after the change's own

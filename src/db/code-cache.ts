@@ -1,8 +1,8 @@
-// Loads a CommonJS file with a V8 code cache written beside it at build time
-// (issue 20: start-up). The database drivers' bundle (db-drivers.cjs, about
-// 0.65 MB) was compiled on every run: V8 parsed it and then compiled each
-// function the first connection ran, about 20 ms of a short command here.
-// With the cache V8 takes the bytecode it wrote at build time instead.
+// Loads a CommonJS file with a V8 code cache written beside it at build time,
+// for start-up: without it V8 parses the database drivers' bundle
+// (db-drivers.cjs) on every run and compiles each function the first
+// connection runs. With the cache V8 takes the bytecode it wrote at build
+// time instead.
 //
 // The cache is only ever an optimisation. It is used when its header says it
 // was written by a V8 that takes it (v8.cachedDataVersionTag(): V8's version,

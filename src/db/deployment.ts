@@ -14,7 +14,7 @@ import { findCellMappingByUuid, listCellMappings, type CellMappingRow } from './
 
 export const CELL0_UUID = '00000000-0000-0000-0000-000000000000';
 
-/** A cell_mappings row with its URLs rendered as Nova renders them on load (§9). */
+/** A cell_mappings row with its URLs rendered as Nova renders them on load (nova-facts §9). */
 export interface CellMapping {
   readonly id: number;
   readonly uuid: string;

@@ -1,7 +1,7 @@
 // discover_hosts' two questions about hosts without a mapping, asked of the
 // cell's server in one statement that joins the cell's table with the API
-// database's host_mappings, instead of reading both tables whole (issue 20:
-// at 30,000 hosts the two reads were 60,000 rows on every no-op run).
+// database's host_mappings, instead of reading both tables whole on every
+// run, including the no-op ones.
 //
 // The join is used only where it means what the two reads mean:
 //  - both databases are MySQL and on one server. That is proved, not guessed
@@ -35,8 +35,7 @@ type CellTable = 'compute_nodes' | 'services';
  * run over several cells: the API connection takes its user lock once, at
  * the first cell, and holds it (and that connection) until close(); each
  * cell then costs one statement (IS_USED_LOCK and the two collations), not
- * three (issue 40 item 6: GET_LOCK, IS_USED_LOCK and RELEASE_LOCK per cell
- * were 6 of a first run's 22 round trips with two cells). close() must be
+ * three (GET_LOCK, IS_USED_LOCK and RELEASE_LOCK). close() must be
  * called once the run is done with it.
  */
 export interface SameServerProbe {

@@ -21,7 +21,7 @@
 // out and the holder has not renewed for two renewal periods, it is taken
 // for dead and the wait extends to its lease's expiry (by the database's
 // clock), once: a re-run started right after a crash then takes the lease
-// over instead of failing on a dead run's lease (issue 40 item 5). A holder
+// over instead of failing on a dead run's lease. A holder
 // that renews is alive, and the run fails at lock_timeout, saying so.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';

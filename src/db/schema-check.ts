@@ -1,8 +1,8 @@
 // Refuses, before any command reads a row, a database that is not the Nova
 // database the configuration says it is: an empty database, a cell URL that
 // points at nova_api, a placement URL that points at a cell, or a schema too
-// old to have a column the tool uses. One query per database, so it costs
-// nothing at 30,000 hosts.
+// old to have a column the tool uses. One query per database, whatever the
+// deployment's size.
 import type { Knex } from 'knex';
 import { ReconcileError } from '../errors.js';
 import type { SchemaKind } from './migrate.js';

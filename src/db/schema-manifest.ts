@@ -107,7 +107,7 @@ export const TOUCHED_SCHEMA: SchemaManifest = freezeManifest({
     ],
   },
   // Placement rows are moved between providers with all their columns, and
-  // providers are deleted with everything that hangs off them (§8.2).
+  // providers are deleted with everything that hangs off them (nova-facts §8.2).
   placement: {
     resource_providers: [...TIMESTAMPS, 'id', 'uuid', 'name', 'generation', 'root_provider_id', 'parent_provider_id'],
     inventories: [

@@ -1,4 +1,4 @@
-// Several statements of one transaction in one round trip (issue 20). A
+// Several statements of one transaction in one round trip. A
 // change's compare-and-swap reads its rows under lock, checks them, then
 // writes: each step is a list of statements that do not depend on each
 // other's results, so each can be one packet instead of one round trip per

@@ -3,8 +3,7 @@
 // five times (its instance, its consumer row, each of its allocations), a
 // host four times (service, node, instances, mapping), and a state such as
 // 'active' or 'nova-compute' once per row. Read through one pool, equal
-// strings become one string in memory: at 100,000 hosts the snapshot's
-// records took 161.5 MB instead of 234.5 MB (bench/README.md, "Memory").
+// strings become one string in memory.
 //
 // Only columns whose values repeat across rows or tables go through the pool:
 // a column of unique values (a service's uuid, a row's created_at) would only
@@ -32,8 +31,7 @@ export class StringPool {
   /**
    * The pool's copy of a list of strings, frozen: rows with equal lists (the
    * providers of a cloud carry a handful of distinct trait sets) share one
-   * array. A list built by push has room for 16 entries; at 100,000
-   * providers one list each was 17 MB.
+   * array (a list built by push has room for 16 entries).
    */
   list(values: readonly string[]): readonly string[] {
     if (values.length === 0) return NO_STRINGS;

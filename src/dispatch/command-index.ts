@@ -3,9 +3,8 @@
 // enough for `help`, `<category> --help`, and the errors for an unknown
 // command or a missing action.
 //
-// Why not the specs themselves (issue 20: process start): importing
-// registry.ts loads every command and everything they run (about 570 kB of
-// bundle to compile), which `help` never uses. In the bundle, scripts/bundle.mjs
+// Why not the specs themselves: importing registry.ts loads every command
+// and everything they run, which `help` never uses, at process start. In the bundle, scripts/bundle.mjs
 // computes this index from the registry at build time (commandIndex below,
 // on tsc's output) and writes it in as a constant; run from the sources or
 // tsc's output, it is computed from the registry on first use. Either way

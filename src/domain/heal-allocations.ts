@@ -307,7 +307,7 @@ function buildChange(
       rows.push({ providerId: rp.id, providerUuid: rp.uuid, providerGeneration: ctx.generation.get(rp.id) ?? rp.generation, resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used, ownNode: false });
     }
   }
-  // Placement's capacity check: the consumer's own allocations are deleted first (§8.2).
+  // Placement's capacity check: the consumer's own allocations are deleted first (nova-facts §8.2).
   const mine = new Map<string, number>();
   for (const a of current) mine.set(`${a.providerId}:${a.resourceClassId}`, (mine.get(`${a.providerId}:${a.resourceClassId}`) ?? 0) + a.used);
   let capacityException: string | null = null;

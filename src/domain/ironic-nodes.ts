@@ -39,8 +39,8 @@ export function parseIronicNodes(text: string, fileName: string): IronicNodeRec[
   const fail = (problem: string): never => {
     throw new ReconcileError('input', `--ironic-nodes ${fileName}: ${problem}`, { hint: HINT });
   };
-  // An empty export is implausible ground truth (issue 23: exit 2, "could not
-  // run"), not a usage error: it is what a failed or wrongly scoped
+  // An empty export is implausible ground truth (exit 2, "could not run"),
+  // not a usage error: it is what a failed or wrongly scoped
   // `openstack baremetal node list` leaves, and it would make every ironic
   // compute node look deleted.
   if (body.trim() === '') throw implausibleList(`--ironic-nodes ${fileName}`, 'the file is empty');

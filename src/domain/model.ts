@@ -273,7 +273,7 @@ export interface InstanceScope {
   readonly uuids: ReadonlySet<string>;
 }
 
-/** Nova's final migration states; every other status is "in progress" (§3.1). */
+/** Nova's final migration states; every other status is "in progress" (nova-facts §3.1). */
 export const FINAL_MIGRATION_STATES: readonly string[] = ['confirmed', 'reverted', 'error', 'failed', 'completed', 'cancelled', 'done'];
 
 /** Trait of sharing providers: never touched by cleanups. */

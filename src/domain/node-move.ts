@@ -1,6 +1,6 @@
 // Planning `compute_node move`: the bulk ironic_compute_node_move. Each node
 // is one change, node and instance in one transaction, with nova-manage
-// master's preconditions (§4) checked per node: a refused node is reported
+// master's preconditions (nova-facts §4) checked per node: a refused node is reported
 // with its reason and the others still move.
 import type { ComputeNodeRec, InstanceRec, ServiceRec, Snapshot } from './model.js';
 import { serviceHealth } from './liveness.js';

@@ -22,9 +22,9 @@ export const CLEANUP_ORPHANS = 'compute_node cleanup_orphans';
  * An ironic node whose service is gone is not an orphan while its ironic node
  * may exist: Nova's hash ring gives it to a live member, whose resource
  * tracker adopts the row (host only; uuid, provider and allocations kept,
- * §5.4), so `compute_node rebalance` re-homes it the same way. Only when
+ * nova-facts §5.4), so `compute_node rebalance` re-homes it the same way. Only when
  * Ironic is known not to list it is it an orphan, as Zed's periodic would
- * delete it (§5.1).
+ * delete it (nova-facts §5.1).
  */
 export function orphanReason(ix: SnapshotIndex, node: ComputeNodeRec): string | undefined {
   const ironicGone = node.hypervisorType === 'ironic' && ix.ironicNodeUuids !== undefined && !ix.ironicNodeUuids.has((node.hypervisorHostname ?? '').toLowerCase());
@@ -43,7 +43,7 @@ export function orphanReason(ix: SnapshotIndex, node: ComputeNodeRec): string | 
 
 /**
  * An ironic compute node whose ironic node exists but sits in a conductor
- * group that no nova-compute serves (issue 16): no nova-compute lists it, so
+ * group that no nova-compute serves: no nova-compute lists it, so
  * Nova never updates or deletes its record (Nova 29.0.0 stopped deleting
  * such nodes, 947bb5f641), and its service's heartbeat keeps it looking up.
  */

@@ -1,4 +1,4 @@
-// The circuit breaker for unattended runs (issue 23): a plan that would
+// The circuit breaker for unattended runs: a plan that would
 // remove or move an implausibly large share of a deployment applies nothing.
 // A wrong input (an empty or foreign --ironic-nodes list, a cell restored from
 // an old backup, a service_down_time typo) makes everything look broken, and

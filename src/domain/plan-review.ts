@@ -1,4 +1,4 @@
-// `--plan-in FILE --apply` (issue 13.3): apply exactly the units an operator
+// `--plan-in FILE --apply`: apply exactly the units an operator
 // reviewed. Under the apply lock the command plans again; a reviewed unit is
 // applied only when that plan still has it with the same changes and the same
 // expected values (then each write is still a compare-and-swap on them). Any

@@ -36,7 +36,7 @@ export type Change =
   | {
       /**
        * Remove one consumer's allocations from one provider. The provider's
-       * generation is bumped (issue 13 item 6; Placement's DELETE does not).
+       * generation is bumped (Placement's DELETE does not).
        * When the consumer keeps allocations elsewhere its generation is
        * bumped, and so is every provider left in its allocation set (as a PUT
        * of the rest would); when nothing remains the consumer row is deleted.
@@ -64,7 +64,7 @@ export type Change =
        * canonical one, as a PUT of its allocations would leave them: the
        * target provider's generation + 1, the consumer's + 1, and every other
        * provider the consumer keeps allocations on + 1. The source provider,
-       * which only loses allocations, is not bumped (Placement, §8.2).
+       * which only loses allocations, is not bumped (Placement, nova-facts §8.2).
        */
       readonly kind: 'move-allocations';
       readonly target: DbRef & { readonly db: 'placement' };

@@ -68,7 +68,7 @@ export function planNodeRestore(snapshot: Snapshot, uuid: string): RestorePlan {
           uuid: deleted.uuid,
           host: deleted.host,
           hypervisorHostname: deleted.hypervisorHostname,
-          // Nova's soft delete writes deleted = id (§8.1).
+          // Nova's soft delete writes deleted = id (nova-facts §8.1).
           deleted: deleted.id,
         },
         reason: novaKnowsIronicByUuid(snapshot.release)

@@ -10,7 +10,7 @@ import { keyedByIronicNode } from './ironic-nodes.js';
  * uuid (the ironic node uuid): its ironic node is not known to be gone, no
  * live row of its cell has taken its name, and a nova-compute service of its
  * cell is alive. ComputeNode.create then restores the deleted row (bug
- * 1839560, §5.3/§5.4) and reuses this provider; deleting the provider would
+ * 1839560, nova-facts §5.3/§5.4) and reuses this provider; deleting the provider would
  * lose its inventory, traits and allocations for nothing. Without ironic
  * truth the ironic node may exist, so the node comes back.
  */

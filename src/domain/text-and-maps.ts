@@ -62,8 +62,8 @@ export function groupBy<K, V>(items: readonly V[], keyOf: (item: V) => K | undef
 /**
  * groupBy's groups, with a group of one item held as the item itself: most
  * groups of a snapshot's indexes (the live nodes of a name, the instances of
- * a node) hold one item, and a one-item list each was 5 MB per 100,000
- * groups (bench/README.md, "Memory"). get() and the iterators hand such a
+ * a node) hold one item, and a list each would be memory for nothing.
+ * get() and the iterators hand such a
  * group out as a new one-item array. An item that is itself an array is
  * always held in a list, so the two cannot be confused.
  */

@@ -1,6 +1,5 @@
-// Which units of a plan an apply writes together (issue 20: a 1,000-unit
-// cleanup made 8 round trips and 2 fsyncs a unit, most of them BEGIN, COMMIT
-// and the journal). Consecutive units of one shape (the same database for
+// Which units of a plan an apply writes together, so that BEGIN, COMMIT and
+// the journal's fsync are paid per batch rather than per unit. Consecutive units of one shape (the same database for
 // their first changes, and the same cell for the changes that follow, if
 // any) with disjoint footprints form a batch: its first changes are written
 // in one transaction, its cell changes in another that was opened, with

@@ -317,7 +317,7 @@ async function applyBatch(run: ApplyRun, units: readonly Unit[], shapes: readonl
  * The cell changes of a unit that come after a write elsewhere (placement;
  * apply-batches.ts heldSegment). Their rows are locked and checked before
  * the unit's first write, in a transaction held open until they are written
- * in it (ownership before placement, issue 13 item 2). A unit without one
+ * in it (ownership before placement). A unit without one
  * (only cell changes, only placement changes, or cell changes first) has no
  * held transaction; the crash-safety order of the changes is the plan's
  * either way.
@@ -378,8 +378,8 @@ const unknownOutcomes = new WeakSet<object>();
 /**
  * The cell mappings a run's changes are written through, read once per
  * deployment (on first use: the circuit breaker's counts or the first
- * change, both after the plan was read), not once per change: a 1,000-unit
- * apply made 1,000 round trips to the API database for them (issue 20). A cell's database handle is kept by uuid for the whole run
+ * change, both after the plan was read), not once per change, which would
+ * be a round trip to the API database per change. A cell's database handle is kept by uuid for the whole run
  * anyway (Deployment.cell), so a re-read could only have refused a cell whose
  * mapping was deleted in the middle of the apply; its rows are still guarded
  * by every compare-and-swap.

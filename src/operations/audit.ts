@@ -1,8 +1,8 @@
 // `audit`: read a snapshot of every cell and placement, and list what is
 // inconsistent. Read-only: nothing here opens a transaction. The allocations
 // are not part of the snapshot: they are streamed afterwards, one consumer
-// at a time, and only those on stale provider trees are kept (issue 20:
-// memory that does not grow with the allocations table).
+// at a time, and only those on stale provider trees are kept, so memory
+// does not grow with the allocations table.
 import type { DeploymentRelease } from '../domain/nova-release.js';
 import type { Deployment } from '../db/deployment.js';
 import { openAudit, type Finding, type FindingKind } from '../domain/audit/index.js';

@@ -1,4 +1,4 @@
-// cell_v2 delete_host with nova-manage's checks, in its order (§2.2). Only
+// cell_v2 delete_host with nova-manage's checks, in its order (nova-facts §2.2). Only
 // live instances block; the host's live nodes get mapped = 0 in the cell
 // first and the mapping is deleted last, so a crash in between leaves a state
 // a re-run finishes.

@@ -1,6 +1,6 @@
 // Moving ironic compute nodes between nova-compute services.
 //
-// `db ironic_compute_node_move` is nova-manage master's command (§4), with
+// `db ironic_compute_node_move` is nova-manage master's command (nova-facts §4), with
 // its preconditions checked in its order and its messages, but everything in
 // ONE transaction of the cell database that [database] connection names (the
 // un-targeted context Nova uses), with row locks, so nothing can change

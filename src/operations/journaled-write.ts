@@ -77,7 +77,7 @@ export function contention(db: Database, err: unknown): Contention {
 }
 
 /**
- * Several writes in one transaction of `db` (issue 20: an apply batch, a run
+ * Several writes in one transaction of `db` (an apply batch, a run
  * of undo's restores): `write` runs them in `given` (a transaction already
  * open, as the apply's held cell transaction) or a new one and returns what
  * they wrote; every entry is journaled, with one fsync, before COMMIT, and

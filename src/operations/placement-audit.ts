@@ -65,7 +65,7 @@ export async function runPlacementAudit(deployment: Deployment, options: Placeme
   // What --delete acts on is read whole: the allocations beside the cells, so that an instance being scheduled is seen
   // as near as possible to its allocations (reading them after the cells would widen that window by the whole read).
   const audit = async (): Promise<PlacementAuditReport> => auditPlacementAllocations(await readSnapshot(deployment, PLACEMENT_AUDIT_READ), auditOptions);
-  // The report alone streams them (issue 20): the providers, consumer rows and cells are read, then the allocations one
+  // The report alone streams them: the providers, consumer rows and cells are read, then the allocations one
   // consumer at a time, never held; a server scheduled meanwhile can show as an orphan, as in `audit` (--help says so).
   const report = async (): Promise<PlacementAuditReport> => {
     const streamed = openPlacementAudit(await readSnapshot(deployment, PLACEMENT_AUDIT_STREAMED_READ), auditOptions);

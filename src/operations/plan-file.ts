@@ -1,4 +1,4 @@
-// Plan files (issue 13.3): `--plan-out FILE` on a dry run writes the plan an
+// Plan files: `--plan-out FILE` on a dry run writes the plan an
 // operator reviews; `--plan-in FILE --apply` applies exactly its units
 // (src/domain/plan-review.ts). Versioned JSON, written with mode 0600. It
 // holds no secret: the deployment is named as the journal names it (the API

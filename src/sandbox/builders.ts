@@ -64,7 +64,7 @@ export interface IronicNodeSpec {
   /** e.g. CUSTOM_BAREMETAL_GOLD (normalize_rc_name of "baremetal-gold"). */
   readonly resourceClass: string;
   readonly clock: ScenarioClock;
-  /** 1 when the node is unavailable or has an instance (§6). */
+  /** 1 when the node is unavailable or has an instance (nova-facts §6). */
   readonly reserved?: number;
   /** When the node was first seen; default 6 days ago. An idle ironic node is not re-saved. */
   readonly age?: number;
@@ -77,7 +77,7 @@ export interface IronicNodeRows {
 
 /**
  * An ironic node as the ironic driver and the resource tracker record it
- * (§6): a compute node with no VCPU/RAM/disk and a provider named by the node
+ * (nova-facts §6): a compute node with no VCPU/RAM/disk and a provider named by the node
  * uuid holding one unit of the node's custom resource class.
  */
 export async function addIronicNode(cell: Knex, placement: Knex, spec: IronicNodeSpec): Promise<IronicNodeRows> {
@@ -90,7 +90,7 @@ export async function addIronicNode(cell: Knex, placement: Knex, spec: IronicNod
     createdAt,
     updatedAt: createdAt,
   });
-  // Generation 2: the inventory write, then the trait write (§8.2).
+  // Generation 2: the inventory write, then the trait write (nova-facts §8.2).
   const providerId = await insertResourceProvider(placement, { uuid: spec.nodeUuid, name: spec.nodeUuid, generation: 2, createdAt });
   await insertInventories(placement, [
     {

@@ -1,6 +1,6 @@
 // Scenario timestamps are relative to the moment a scenario is populated, so
 // that services are heartbeating "now" whenever a sandbox is built, and the
-// tool's liveness rules (service_down_time, §7) see them up.
+// tool's liveness rules (service_down_time, nova-facts §7) see them up.
 import { utcNowString } from '../db/time.js';
 
 export interface ScenarioClock {

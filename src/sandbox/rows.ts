@@ -10,11 +10,11 @@
 //   save otherwise);
 // - JSON columns hold what Nova's jsonutils.dumps produces (Python spacing);
 // - allocation ratios are never NULL or 0.0, because loading such a compute
-//   node makes nova-manage write to it (§1.3), which would make the sandbox
+//   node makes nova-manage write to it (nova-facts §1.3), which would make the sandbox
 //   differ from itself between a nova-manage run and ours.
 //
 // Every writer takes a Knex or a Knex.Transaction and returns ids. The
-// multi-row variants insert in chunks for the benchmark's 30,000 hosts.
+// multi-row variants insert in chunks, for the benchmark's large clouds.
 export { INSERT_CHUNK, pythonJson } from './rows/common.js';
 export * from './rows/api.js';
 export * from './rows/cell.js';

@@ -76,7 +76,7 @@ export type ExactHostMappings = ReadonlyMap<string, number>;
  * Every mapping's host exactly as stored, with its cell id, in one statement.
  * discover_hosts reads it once per run when a cell has more candidates than
  * one batch: one scan of host_mappings instead of an indexed lookup per 1,000
- * hosts (30 round trips at 30,000 hosts). It only ever confirms a mapping
+ * hosts. It only ever confirms a mapping
  * (MySQL only, see findHostMappings); a candidate it does not hold is still
  * looked up by the database, whose collation decides. Mappings are never
  * deleted by discover_hosts, so one read at the start of a run stays true for

@@ -1,5 +1,5 @@
 // compute_nodes in a cell database. Live rows have deleted = 0 (NULL is
-// invisible to Nova, §8.1); `mapped < 1` never matches NULL, on purpose, as
+// invisible to Nova, nova-facts §8.1); `mapped < 1` never matches NULL, on purpose, as
 // in nova's compute_node_get_all_mapped_less_than.
 import type { Knex } from 'knex';
 import { chunk } from '../batches.js';
@@ -18,7 +18,7 @@ export async function listUnmappedComputeNodes(db: Knex): Promise<NodeRef[]> {
 /**
  * Live nodes that claim to be mapped, by id, without their uuid; checked for
  * bug 2085135 (mapped = 1 without a host mapping). Every node is read on
- * every run, and the uuids were most of the bytes (issue 20): the few nodes
+ * every run, and the uuids would be most of the bytes: the few nodes
  * that turn out to need one are read again by readLiveComputeNodes.
  */
 export async function listMappedComputeNodeHosts(db: Knex): Promise<Array<{ readonly id: number; readonly host: string | null }>> {

@@ -1,4 +1,4 @@
-// The ownership guard of an apply unit (issue 13 item 2): before a unit
+// The ownership guard of an apply unit: before a unit
 // writes anything in placement, the cell rows its cell changes depend on are
 // locked and checked against the plan, in a cell transaction that stays open
 // until the unit's cell changes are written in it. A compute node that

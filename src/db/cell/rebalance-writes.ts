@@ -1,7 +1,7 @@
 // Compare-and-swap writes of the ironic re-homing in a cell database:
 // moving a compute node onto another nova-compute service (with its instance
 // when asked, in the same transaction) and moving an instance's host. They
-// are the writes of nova-manage's ironic_compute_node_move (§4): host,
+// are the writes of nova-manage's ironic_compute_node_move (nova-facts §4): host,
 // service_id and updated_at of the compute node; host and updated_at of the
 // instance; instances.node and the node's uuid stay, so placement is
 // untouched. Each re-reads its rows under lock and refuses with CasConflict
@@ -43,7 +43,7 @@ export async function rehomeComputeNode(trx: Knex.Transaction, dialect: Dialect,
   if (expect.instance !== null) instanceBefore = await lockInstance(trx, dialect, { ...expect.instance, node: expect.hypervisorHostname });
 
   const values: Record<string, string | number> = { host: expect.toHost, updated_at: now };
-  // service_id exists since Liberty; Zed never fills it, master (28.0.0+) does on a move (§5.4).
+  // service_id exists since Liberty; Zed never fills it, master (28.0.0+) does on a move (nova-facts §5.4).
   if ('service_id' in before) values['service_id'] = expect.toServiceId;
   const n = await trx('compute_nodes').update(values).where({ id: expect.id, host: expect.fromHost, deleted: 0 });
   if (n !== 1) throw new CasConflict(`compute node ${expect.uuid ?? expect.id} changed while being re-homed`);

@@ -160,7 +160,7 @@ function planRemoval(trx: Knex.Transaction, expect: RemoveAllocationsExpect, [co
     return rp;
   });
 
-  // The provider that lost the allocations is bumped too (issue 13 item 6).
+  // The provider that lost the allocations is bumped too.
   // Placement itself leaves it alone, but a nova cache
   // that compares the generation then sees that its allocations changed.
   const bump = (rp: Row): Knex.QueryBuilder =>

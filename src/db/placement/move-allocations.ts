@@ -97,7 +97,7 @@ export interface RenameProviderExpect {
   readonly generation: number;
 }
 
-/** A rename, as PUT /resource_providers/{uuid} with a new name: the generation is not bumped (§8.2). */
+/** A rename, as PUT /resource_providers/{uuid} with a new name: the generation is not bumped (nova-facts §8.2). */
 export async function renameProvider(trx: Knex.Transaction, dialect: Dialect, expect: RenameProviderExpect, now: string): Promise<RowImage[]> {
   const [rp] = await selectForUpdate(trx, dialect, 'resource_providers', { id: expect.providerId });
   if (rp === undefined) throw new CasConflict(`resource provider ${expect.uuid} no longer exists`);

@@ -4,7 +4,7 @@
 // class-name strings instead of carrying one each. Traits and aggregate
 // counts are read per page of providers, by id range, never per provider.
 //
-// The audit reads less (issue 20): no consumers, the inventories of the
+// The audit reads less: no consumers, the inventories of the
 // providers that could be pre-Train compute nodes only, and the allocations
 // not at all: it streams them afterwards, one consumer at a time
 // (streamAllocationsByConsumer), so they are never held whole.

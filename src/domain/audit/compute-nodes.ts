@@ -116,8 +116,8 @@ export function findNodesOfDeadServices(a: Audit): void {
     const svc = a.ix.liveComputeService.get(n.cellUuid, n.host);
     if (svc === undefined) {
       // Not an orphan (orphanReason): an ironic node whose service is gone
-      // and whose ironic node may exist. Nova's ring owner adopts it (§5.4,
-      // §6), and so does the rebalance; cleanup_orphans leaves it alone.
+      // and whose ironic node may exist. Nova's ring owner adopts it (nova-facts §5.4,
+      // nova-facts §6), and so does the rebalance; cleanup_orphans leaves it alone.
       if (n.hypervisorType !== 'ironic') continue;
       const deleted = a.ix.deletedComputeService.get(n.cellUuid, n.host);
       add(a, {

@@ -1,4 +1,4 @@
-// The audit's checks of allocations, one consumer at a time (issue 20). The
+// The audit's checks of allocations, one consumer at a time. The
 // allocations are the largest placement table and are only ever judged per
 // consumer, so the audit never holds them whole: the database streams them
 // in consumer order (db/placement/snapshot-reads.ts) and each consumer's
@@ -183,7 +183,7 @@ function checkMisplaced(
 /**
  * The instance is not on those providers' nodes and no migration is active,
  * which is exactly nova's orphaned allocation: `placement audit --delete`
- * removes that provider's share and keeps the rest (§3.1). Nova's audit only
+ * removes that provider's share and keeps the rest (nova-facts §3.1). Nova's audit only
  * looks at its standard classes, so custom (ironic) ones need
  * --all-resource-classes. When the instance has nothing on its own node,
  * removing the share would not help: its allocations must be rewritten onto

@@ -1,4 +1,4 @@
-// The audit's placement completeness (issue 14): what nova's `placement
+// The audit's placement completeness: what nova's `placement
 // audit` never reports and the rest of the audit did not see. The two
 // checks of allocations (instance-without-allocation, orphaned-allocation)
 // are judged one consumer at a time, in consumer-allocations.ts.
@@ -23,7 +23,7 @@ export function findDeletedNodesWithProvider(ix: SnapshotIndex): Finding[] {
     // The deleted row is history, not a lost node, when the node lives on in
     // another row: an ironic node under the same name anywhere, or any live
     // node of the same host for the one-node-per-host drivers (libvirt
-    // re-creates its node under a new uuid, Zed §5.2).
+    // re-creates its node under a new uuid, Zed nova-facts §5.2).
     const sameName = (ix.liveNodesByHypervisorHostname.get((n.hypervisorHostname ?? '').toLowerCase()) ?? []).length > 0;
     const sameHost = n.hypervisorType !== 'ironic' && ix.liveNodes.some((live) => live.cellUuid === n.cellUuid && hostKey(live.host) === hostKey(n.host));
     if (sameName || sameHost) continue;

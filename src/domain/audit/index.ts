@@ -25,8 +25,8 @@ export { SUSPECT_ORPHAN_AGE } from './compute-nodes.js';
 export type { AuditOptions } from './context.js';
 
 /**
- * An audit whose allocations arrive one consumer at a time (issue 20: the
- * audit command streams them from placement and never holds the table).
+ * An audit whose allocations arrive one consumer at a time (the audit
+ * command streams them from placement and never holds the table).
  * `snapshot` is everything else; its placement allocations are not looked
  * at. Call `consumer` once per consumer with all of its allocations, then
  * `finish` once, with the allocations `consumer` asked to keep.

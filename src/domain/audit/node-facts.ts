@@ -1,5 +1,5 @@
-// What an operator must know before acting on two of the audit's findings
-// (issue 40 item 2), in the summary and in the objects of the JSON:
+// What an operator must know before acting on two of the audit's findings,
+// in the summary and in the objects of the JSON:
 //  - duplicate-compute-node: which of the rows holds the provider, which the
 //    allocations and which the instance (legacy duplicates of one ironic
 //    node with both services up: the row to keep is the one that holds

@@ -11,7 +11,7 @@
 // 'remove-provider-allocations' change per orphan, its consumer generation
 // chained when the same consumer loses shares on several providers.
 //
-// Deliberate difference (issue 13 item 1): nova's definition would delete
+// Deliberate difference: nova's definition would delete
 // allocations that are not Nova's to delete, and data with them. Two kinds
 // of what nova calls orphaned are KEPT and reported with the reason:
 //  - allocations on a provider that is not a compute-node provider (a
@@ -96,8 +96,8 @@ export function auditPlacementAllocations(snapshot: Snapshot, options: Placement
 
 /**
  * A placement audit whose allocations arrive one consumer at a time (the
- * command streams them: issue 20, memory that does not grow with the
- * allocations table). `snapshot` is everything else: its providers and
+ * command streams them, so memory does not grow with the allocations
+ * table). `snapshot` is everything else: its providers and
  * consumer rows are needed, its allocations are not looked at. Call
  * `consumer` once per consumer with all of its allocations, in any order of
  * consumers, then `finish`: the report is the one nova's walk makes,

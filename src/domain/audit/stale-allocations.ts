@@ -44,7 +44,7 @@ export function findStaleAllocations(a: Audit, root: ProviderRec, owner: Compute
       suggestion:
         returning && owner !== undefined
           ? cls === 'orphaned'
-            ? // Only once the node is back: on a provider without a live node, nova's audit calls every allocation orphaned (§3.1).
+            ? // Only once the node is back: on a provider without a live node, nova's audit calls every allocation orphaned (nova-facts §3.1).
               `nova-reconcile compute_node restore --uuid ${owner.uuid ?? '-'} && nova-reconcile placement audit --all-resource-classes --resource_provider ${root.uuid} --delete`
             : keepForReturningNode(owner)
           : suggestForStaleAllocation(cls, consumerUuid, successor, a.ix),

@@ -30,7 +30,7 @@ export function planCell(np: NodePlan): Step {
   const canonicalHealth = healthOf(ctx, cellUuid, from);
   const newest = [...duplicates].sort(byAge).pop();
   // Nova's ironic driver gives a node that carries an instance to the
-  // instance's host, whatever the ring says (§6): an up service there owns it.
+  // instance's host, whatever the ring says (nova-facts §6): an up service there owns it.
   const instanceService = instance === undefined ? undefined : ctx.ix.liveComputeService.get(cellUuid, instance.host);
   const instanceOwner =
     instanceService !== undefined && hostKey(instanceService.host) !== hostKey(from) && healthOf(ctx, cellUuid, instanceService.host) === 'up' ? instanceService : undefined;

@@ -20,7 +20,7 @@
 //     alone, and with no provider behind any row the node is refused.
 //     Otherwise the canonical row is re-homed onto
 //     the host of its instance when that service is up (a node with an
-//     instance belongs there, §6), else onto the newest duplicate's host when
+//     instance belongs there, nova-facts §6), else onto the newest duplicate's host when
 //     that service is up, or, when its own service is dead, onto the owner
 //     that Nova's hash ring picks among the live members; its instance moves
 //     in the same transaction (instances.host; node unchanged); an instance
@@ -189,7 +189,7 @@ function chooseCanonical(ctx: Ctx, rows: readonly ComputeNodeRec[], instance: In
  * that both heartbeat. Nothing moved: the row to keep is the one whose
  * provider exists (and, by chooseCanonical, holds the instance's
  * allocations); the other is a leftover that Zed's own orphan cleanup would
- * soft-delete host-guarded on the service that does not own the node (§5.1).
+ * soft-delete host-guarded on the service that does not own the node (nova-facts §5.1).
  * Without a provider behind either row there is no evidence which row Nova
  * uses, so nothing is guessed.
  */

@@ -28,7 +28,7 @@ export function planPlacement(np: NodePlan): Step {
     const rp = ix.providerByUuid.get(r.uuid);
     if (rp !== undefined) stale.set(rp.id, rp);
   }
-  // A soft-deleted row of this node whose provider stayed behind (Nova ignores the 409, §5.2; or a
+  // A soft-deleted row of this node whose provider stayed behind (Nova ignores the 409, nova-facts §5.2; or a
   // crash between two steps of an earlier run).
   for (const d of ctx.deletedByNode.get(groupKey(np.cellUuid, hh)) ?? []) {
     const rp = d.uuid === null || ix.liveNodeByUuid.has(d.uuid) ? undefined : ix.providerByUuid.get(d.uuid);

@@ -1,4 +1,4 @@
-// Liveness of a node's services and Nova's hash ring of the live members (§6).
+// Liveness of a node's services and Nova's hash ring of the live members (nova-facts §6).
 import type { ServiceRec } from '../model.js';
 import { buildHashRing } from '../hash-ring.js';
 import { ANY_GROUP, type IronicPartition } from '../partitions.js';
@@ -28,7 +28,7 @@ export function describeHealth(health: ServiceHealth): string {
 }
 
 /**
- * Nova's ring membership (§6): the up, enabled nova-compute services of the
+ * Nova's ring membership (nova-facts §6): the up, enabled nova-compute services of the
  * cell that have ironic compute nodes (soft-deleted rows count, as in Nova's
  * join); or the operator's list, which stands for [ironic] peer_list.
  */

@@ -62,7 +62,7 @@ export interface ComputeNodeSpec {
   readonly host: string;
   readonly hypervisorHostname: string;
   readonly hypervisorType: HypervisorType;
-  /** Zed's resource tracker never sets service_id (§5.4): NULL unless given. */
+  /** Zed's resource tracker never sets service_id (nova-facts §5.4): NULL unless given. */
   readonly serviceId?: number | null;
   readonly mapped?: number;
   readonly vcpus?: number;
@@ -292,7 +292,7 @@ export async function insertInstances(cell: Knex, specs: readonly InstanceSpec[]
   return insertManyReturningIds(cell, 'instances', 'uuid', specs.map((s) => instanceRow(s, now)));
 }
 
-/** Nova's soft delete: deleted = id, deleted_at = at, updated_at left alone (§8.1). */
+/** Nova's soft delete: deleted = id, deleted_at = at, updated_at left alone (nova-facts §8.1). */
 export async function softDeleteRow(cell: Knex, table: 'services' | 'compute_nodes' | 'instances', id: number, at: string): Promise<void> {
   await cell(table).update({ deleted: id, deleted_at: at }).where('id', id);
 }

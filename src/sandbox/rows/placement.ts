@@ -79,7 +79,7 @@ export interface ResourceProviderSpec {
   readonly uuid: string;
   /** Nova names a compute node's provider by its hypervisor_hostname. */
   readonly name: string;
-  /** Placement starts at 0 and bumps it on every inventory, trait or allocation write (§8.2). */
+  /** Placement starts at 0 and bumps it on every inventory, trait or allocation write (nova-facts §8.2). */
   readonly generation?: number;
   /** The parent provider's id; omitted for a root. */
   readonly parentId?: number;

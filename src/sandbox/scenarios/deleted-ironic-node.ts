@@ -77,7 +77,7 @@ export const deletedIronicNodeScenario: Scenario = {
     const clock = scenarioClock();
     const cell = dbs.cells.cell1;
     await addComputeService(cell, { uuid: S.serviceUuid, host: S.host, clock });
-    // Enrolled six days ago and never re-saved since: an idle ironic node is not (§5.4).
+    // Enrolled six days ago and never re-saved since: an idle ironic node is not (nova-facts §5.4).
     await addIronicNode(cell, dbs.placement, { nodeUuid: S.goneNodeUuid, host: S.host, resourceClass: S.resourceClass, clock });
     const healthy = await addIronicNode(cell, dbs.placement, { nodeUuid: S.healthyNodeUuid, host: S.host, resourceClass: S.resourceClass, clock, reserved: 1 });
     await addBaremetalServer(dbs, clock, healthy.computeNodeId, healthy.providerId);

@@ -142,7 +142,7 @@ export const ironicFailoverRenamedScenario: Scenario = {
     const clock = scenarioClock();
     const f = IRONIC_FAILOVER;
     const { providerU1 } = await populateFailover(dbs, clock);
-    // A rename does not bump the generation (Placement, §8.2).
+    // A rename does not bump the generation (Placement, nova-facts §8.2).
     await dbs.placement('resource_providers').update({ name: f.renamedProviderName, updated_at: clock.ago(HOUR + 300) }).where('id', providerU1);
     const createdAt = clock.ago(HOUR);
     const providerU2 = await insertResourceProvider(dbs.placement, { uuid: f.duplicateUuid, name: f.nodeUuid, generation: 2, createdAt });

@@ -1,6 +1,6 @@
 // A stale resource provider left holding a live compute node's name: the
 // after-effects of seed bug 1714248 and of Nova ignoring the 409 when it
-// deletes a provider that still holds allocations (§5.2). Zed gives a
+// deletes a provider that still holds allocations (nova-facts §5.2). Zed gives a
 // re-created libvirt compute node a new random uuid but the same name, so its
 // provider create fails with "Conflicting resource provider name" for as long
 // as the old provider exists. Shown twice: once without allocations on the
@@ -109,7 +109,7 @@ async function addBlockedHost(dbs: ScenarioDatabases, clock: ScenarioClock, h: B
     mapped: 1,
   });
   const createdAt = clock.ago(30 * DAY);
-  // Generation 2: the inventory write and the trait write (§8.2).
+  // Generation 2: the inventory write and the trait write (nova-facts §8.2).
   const staleProviderId = await insertResourceProvider(dbs.placement, { uuid: h.staleUuid, name: hypervisorHostname, generation: 2, createdAt });
   await insertInventories(dbs.placement, [
     { providerId: staleProviderId, resourceClass: 'VCPU', total: 16, maxUnit: 16, allocationRatio: ZED_INITIAL_ALLOCATION_RATIOS.cpu, createdAt },
