@@ -97,6 +97,7 @@ export function renderCommandHelpFooter(spec: CommandSpec, width = 80): string {
   for (const p of spec.description) lines.push(...wrap(p, Math.min(78, width - 2)), '');
   lines.push('Exit codes:');
   for (const [code, text] of spec.exitCodes) lines.push(...hanging(`  ${String(code).padStart(3)}  `, text, width));
+  if (spec.family === 'compatible') lines.push('', ...wrap(compatibleGrammar(spec), Math.min(78, width - 2)));
   if (spec.differences !== undefined && spec.differences.length > 0) {
     lines.push('', 'Deliberate differences from nova-manage:');
     for (const d of spec.differences) lines.push(...wrap(d, Math.min(76, width - 4)).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
@@ -113,6 +114,17 @@ export function renderCommandHelpFooter(spec: CommandSpec, width = 80): string {
     ),
   );
   return lines.join('\n');
+}
+
+/** Where a nova-manage compatible command's grammar (argparse's) differs from the reconciliation commands'. */
+export function compatibleGrammar(spec: CommandSpec): string {
+  const cell = spec.options.some((o) => o.flags.startsWith('--cell_uuid'))
+    ? " So --cell is --cell_uuid here and takes a cell's uuid only; the reconciliation commands' --cell takes a uuid or a name."
+    : '';
+  return (
+    "Grammar: nova-manage's, as argparse parses it. A long option may be shortened to any prefix that names one option, and a usage error exits 2 (127 on the reconciliation commands)." +
+    cell
+  );
 }
 
 /** `prefix` then `text` wrapped to `width`, the following lines indented under the text's start. */

@@ -1,9 +1,8 @@
 // man/nova-reconcile.1 is generated from the command specs (scripts/gen-man.mjs)
 // so that it always covers every command, option and exit code; a test fails
 // when the committed page is out of date.
-import { GLOBAL_OPTIONS, SUPPORTED_RELEASES } from './help.js';
 import { RECONCILE_EXIT_TABLE } from './exit-codes.js';
-import { scopeUsers } from './help.js';
+import { GLOBAL_OPTIONS, SUPPORTED_RELEASES, compatibleGrammar, scopeUsers } from './help.js';
 import { SCOPE_INTRO, SCOPE_OPTIONS, optionName } from './scope.js';
 import { jsonSchemaIndex, SCHEMA_VERSION } from './json-contract.js';
 import type { CommandSpec } from './spec.js';
@@ -191,6 +190,7 @@ function renderCommand(spec: CommandSpec): string[] {
   out.push('.PP', 'Exit codes:', '.RS');
   for (const [code, text] of spec.exitCodes) out.push('.TP', `.B ${code}`, esc(text));
   out.push('.RE');
+  if (spec.family === 'compatible') out.push('.PP', esc(compatibleGrammar(spec)));
   if (spec.differences !== undefined && spec.differences.length > 0) {
     out.push('.PP', 'Deliberate differences from nova-manage:', '.RS');
     for (const d of spec.differences) out.push('.IP \\(bu 2', esc(d));
