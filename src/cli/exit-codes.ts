@@ -1,4 +1,4 @@
-// Exit codes are a contract (README.md, "Exit codes"). The compatible commands keep
+// Exit codes are a contract (docs/operations/commands.md, "Exit codes"). The compatible commands keep
 // nova-manage's; the reconciliation commands share one table. Errors map to
 // codes by their kind and the family of the command that failed.
 import type { ErrorKind } from '../errors.js';

@@ -77,7 +77,7 @@ export const undoCommand: CommandSpec<UndoOptions> = {
     };
   },
   async run(ctx, o) {
-    // Nothing changes without --apply (README, safety rules); --dry-run is kept as a no-op alias.
+    // Nothing changes without --apply (docs/operations/safety.md); --dry-run is kept as a no-op alias.
     const dryRun = !o.apply;
     const settings = ctx.loadConfig().reconcile;
     const result = await useDeployment(ctx, async (d) => {

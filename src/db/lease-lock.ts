@@ -203,7 +203,7 @@ async function ensureTable(knex: Knex, database: string | undefined, table: stri
     );
   } catch (err) {
     throw new ReconcileError('connection', `cannot create the lock table ${table} that --apply needs on a Galera cluster: ${describeDriverError(err)}`, {
-      hint: 'grant CREATE on that database, create the table as the README shows, or set [nova_reconcile] lock_database to a database the tool may write',
+      hint: 'grant CREATE on that database, create the table as docs/operations/galera.md shows, or set [nova_reconcile] lock_database to a database the tool may write',
       cause: err,
     });
   }

@@ -1,6 +1,6 @@
 // Removing a compute-node provider tree under Placement's rules, shared by
 // the orphan cleanup and the provider cleanup. Allocations are handled per
-// consumer before any provider goes (README.md, "Safety"):
+// consumer before any provider goes (docs/operations/safety.md):
 //  - a live instance on this very node: refuse (its allocation must stay);
 //  - a live instance elsewhere (evacuation leftover): remove only this
 //    provider's share — but never a live instance's last allocations;

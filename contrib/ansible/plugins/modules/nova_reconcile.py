@@ -19,7 +19,7 @@ description:
   - C(changed) comes from the command itself, so a task needs no C(changed_when).
   - Check mode is native. It runs the dry run (C(--dry-run), or a plan command without C(--apply)),
     which writes nothing, and C(changed) is the dry run's C(would_change).
-  - Exit codes map to C(failed) as the nova-reconcile README documents them, so a task needs no C(failed_when).
+  - Exit codes map to C(failed) as nova-reconcile's docs/operations/commands.md documents them, so a task needs no C(failed_when).
     C(cell_v2 discover_hosts) fails on any code but 0. In check mode it makes one pass, without I(wait);
     an expected host that the run would map counts as mapped, and one that has not registered yet is a
     warning, not a failure (the real run waits for it).
@@ -162,7 +162,7 @@ options:
     type: path
 notes:
   - Supports check mode (the dry run) and diff mode (the plan).
-  - The same commands without the collection are raw C(command) tasks, shown in the nova-reconcile README.
+  - The same commands without the collection are raw C(command) tasks, shown in nova-reconcile's docs/operations/automation.md.
 author:
   - nova-reconcile contributors
 '''
@@ -238,7 +238,7 @@ import json
 from ansible.module_utils.basic import AnsibleModule
 
 # What kind of command each one is: how its dry run is asked for, and what its
-# exit codes mean (the README's "Exit codes" section).
+# exit codes mean (docs/operations/commands.md, "Exit codes").
 COMMANDS = {
     'cell_v2 discover_hosts': ('discover', ['by_service', 'cell_uuid', 'strict', 'expect', 'wait', 'interval']),
     'cell_v2 list_hosts': ('read', ['cell_uuid']),
@@ -377,7 +377,7 @@ def error_message(doc, stderr, rc):
 
 
 def judge(module, kind, rc, doc, stderr):
-    """(changed, failed, msg, warnings) from the exit code and the document, as the README documents them."""
+    """(changed, failed, msg, warnings) from the exit code and the document, as docs/operations/commands.md documents them."""
     check = module.check_mode
     would = bool(doc.get('would_change')) if check else bool(doc.get('changed'))
     if kind == 'discover':
