@@ -74,97 +74,49 @@ export function parseDbUrl(url: string, opts: ParseDbUrlOptions = {}): DbTarget 
 type Groups = Record<string, string | undefined>;
 type Fail = (message: string) => never;
 
+/** A MySQL URL's parts, filled from the URL, then its query, then an option file. */
+interface MysqlParts {
+  user: string | undefined;
+  password: string | undefined;
+  host: string | undefined;
+  database: string | undefined;
+  port: number | undefined;
+  charset: string | undefined;
+  socketPath: string | undefined;
+  defaultFile: string | undefined;
+  defaultGroup: string | undefined;
+  readonly ssl: { -readonly [K in keyof MysqlSsl]: MysqlSsl[K] };
+  sslDisabled: boolean;
+}
+
 function mysqlTarget(url: string, g: Groups, opts: ParseDbUrlOptions, where: string, fail: Fail): DbTarget {
   const shown = `${redactUrl(url)}${where}`;
-  // SQLAlchemy's translate_connect_args drops empty values: "mysql://:@/db" has no user, password or host.
-  let user = nonEmpty(g['username'] === undefined ? undefined : unquotePython(g['username']));
-  let password = nonEmpty(g['password'] === undefined ? undefined : unquotePython(g['password']));
-  let host = nonEmpty(g['ipv4host'] ?? g['ipv6host']);
-  // SQLAlchemy 1.4 does not percent-decode the database name (only user and password).
-  let database = nonEmpty(g['database']);
-  let port = g['port'] === undefined ? undefined : parsePort(g['port'], shown, fail);
-
-  const query = readQuery(g['query'], opts.connectionParameters, shown, fail);
-  let charset: string | undefined;
-  let socketPath: string | undefined;
-  let defaultFile: string | undefined;
-  let defaultGroup: string | undefined;
-  const ssl: { -readonly [K in keyof MysqlSsl]: MysqlSsl[K] } = {};
-  let sslDisabled = false;
-  for (const [key, value] of query) {
-    switch (key) {
-      case 'charset':
-        charset = value;
-        break;
-      case 'unix_socket':
-        socketPath = value;
-        break;
-      case 'read_default_file':
-        defaultFile = value;
-        break;
-      case 'read_default_group':
-        defaultGroup = value;
-        break;
-      case 'ssl_ca':
-        ssl.ca = value;
-        break;
-      case 'ssl_cert':
-        ssl.cert = value;
-        break;
-      case 'ssl_key':
-        ssl.key = value;
-        break;
-      case 'ssl_capath':
-        ssl.capath = value;
-        break;
-      case 'ssl_cipher':
-        ssl.cipher = value;
-        break;
-      case 'ssl_check_hostname':
-        ssl.checkHostname = parseBool(key, value, shown, fail);
-        break;
-      case 'ssl_verify_cert':
-        ssl.verifyCert = parseBool(key, value, shown, fail);
-        break;
-      case 'ssl_verify_identity':
-        ssl.verifyIdentity = parseBool(key, value, shown, fail);
-        break;
-      case 'ssl_disabled':
-        sslDisabled = parseBool(key, value, shown, fail);
-        break;
-      default:
-        if (!MYSQL_IGNORED_ARGS.has(key)) {
-          // PyMySQL's connect() raises TypeError on an unexpected keyword: nova-manage exits 255.
-          fail(`unsupported database URL option "${key}" in ${shown}`);
-        }
-    }
-  }
-
+  const parts: MysqlParts = {
+    // SQLAlchemy's translate_connect_args drops empty values: "mysql://:@/db" has no user, password or host.
+    user: nonEmpty(g['username'] === undefined ? undefined : unquotePython(g['username'])),
+    password: nonEmpty(g['password'] === undefined ? undefined : unquotePython(g['password'])),
+    host: nonEmpty(g['ipv4host'] ?? g['ipv6host']),
+    // SQLAlchemy 1.4 does not percent-decode the database name (only user and password).
+    database: nonEmpty(g['database']),
+    port: g['port'] === undefined ? undefined : parsePort(g['port'], shown, fail),
+    charset: undefined,
+    socketPath: undefined,
+    defaultFile: undefined,
+    defaultGroup: undefined,
+    ssl: {},
+    sslDisabled: false,
+  };
+  for (const [key, value] of readQuery(g['query'], opts.connectionParameters, shown, fail)) applyQueryArg(parts, key, value, shown, fail);
   // PyMySQL: read_default_group alone means /etc/my.cnf, group [client] by default.
-  if (defaultGroup !== undefined && defaultFile === undefined) defaultFile = '/etc/my.cnf';
-  if (defaultFile !== undefined) {
-    const cnf = readOptionFile(expandHome(defaultFile, opts.home ?? homedir()), opts, shown);
-    const group = defaultGroup ?? 'client';
-    // PyMySQL's _config(): a value in the URL wins; the file fills the gaps.
-    user ??= nonEmpty(cnf.get(group, 'user'));
-    password ??= nonEmpty(cnf.get(group, 'password'));
-    host ??= nonEmpty(cnf.get(group, 'host'));
-    database ??= nonEmpty(cnf.get(group, 'database'));
-    socketPath ??= nonEmpty(cnf.get(group, 'socket'));
-    const cnfPort = cnf.get(group, 'port');
-    if (port === undefined && cnfPort !== undefined && cnfPort !== '') port = parsePort(cnfPort, `${defaultFile} [${group}] port`, fail);
-    // default-character-set is never used: oslo.db always passes charset (utf8 unless the URL says).
-    for (const key of ['ca', 'capath', 'cert', 'key', 'cipher'] as const) {
-      const value = nonEmpty(cnf.get(group, `ssl-${key}`));
-      if (ssl[key] === undefined && value !== undefined) ssl[key] = value;
-    }
-  }
+  if (parts.defaultGroup !== undefined && parts.defaultFile === undefined) parts.defaultFile = '/etc/my.cnf';
+  if (parts.defaultFile !== undefined) applyOptionFile(parts, parts.defaultFile, opts, shown, fail);
 
-  const finalCharset = charset ?? 'utf8'; // oslo.db engines._init_connection_args
+  const { host, port, user, password, database, socketPath, ssl } = parts;
+  const finalCharset = parts.charset ?? 'utf8'; // oslo.db engines._init_connection_args
   const display = socketPath !== undefined
     ? `mysql://localhost via ${socketPath}/${database ?? ''}`
     : `mysql://${displayHost(host ?? 'localhost')}:${port ?? DEFAULT_MYSQL_PORT}/${database ?? ''}`;
-  const hasSsl = !sslDisabled && Object.keys(ssl).length > 0;
+  const hasSsl = !parts.sslDisabled && Object.keys(ssl).length > 0;
   return Object.freeze({
     kind: 'mysql' as const,
     host,
@@ -177,6 +129,74 @@ function mysqlTarget(url: string, g: Groups, opts: ParseDbUrlOptions, where: str
     display,
     ...(hasSsl ? { ssl: Object.freeze(ssl) } : {}),
   });
+}
+
+function applyQueryArg(parts: MysqlParts, key: string, value: string, shown: string, fail: Fail): void {
+  const ssl = parts.ssl;
+  switch (key) {
+    case 'charset':
+      parts.charset = value;
+      break;
+    case 'unix_socket':
+      parts.socketPath = value;
+      break;
+    case 'read_default_file':
+      parts.defaultFile = value;
+      break;
+    case 'read_default_group':
+      parts.defaultGroup = value;
+      break;
+    case 'ssl_ca':
+      ssl.ca = value;
+      break;
+    case 'ssl_cert':
+      ssl.cert = value;
+      break;
+    case 'ssl_key':
+      ssl.key = value;
+      break;
+    case 'ssl_capath':
+      ssl.capath = value;
+      break;
+    case 'ssl_cipher':
+      ssl.cipher = value;
+      break;
+    case 'ssl_check_hostname':
+      ssl.checkHostname = parseBool(key, value, shown, fail);
+      break;
+    case 'ssl_verify_cert':
+      ssl.verifyCert = parseBool(key, value, shown, fail);
+      break;
+    case 'ssl_verify_identity':
+      ssl.verifyIdentity = parseBool(key, value, shown, fail);
+      break;
+    case 'ssl_disabled':
+      parts.sslDisabled = parseBool(key, value, shown, fail);
+      break;
+    default:
+      if (!MYSQL_IGNORED_ARGS.has(key)) {
+        // PyMySQL's connect() raises TypeError on an unexpected keyword: nova-manage exits 255.
+        fail(`unsupported database URL option "${key}" in ${shown}`);
+      }
+  }
+}
+
+/** PyMySQL's _config(): a value in the URL wins; the option file fills the gaps. */
+function applyOptionFile(parts: MysqlParts, defaultFile: string, opts: ParseDbUrlOptions, shown: string, fail: Fail): void {
+  const cnf = readOptionFile(expandHome(defaultFile, opts.home ?? homedir()), opts, shown);
+  const group = parts.defaultGroup ?? 'client';
+  parts.user ??= nonEmpty(cnf.get(group, 'user'));
+  parts.password ??= nonEmpty(cnf.get(group, 'password'));
+  parts.host ??= nonEmpty(cnf.get(group, 'host'));
+  parts.database ??= nonEmpty(cnf.get(group, 'database'));
+  parts.socketPath ??= nonEmpty(cnf.get(group, 'socket'));
+  const cnfPort = cnf.get(group, 'port');
+  if (parts.port === undefined && cnfPort !== undefined && cnfPort !== '') parts.port = parsePort(cnfPort, `${defaultFile} [${group}] port`, fail);
+  // default-character-set is never used: oslo.db always passes charset (utf8 unless the URL says).
+  for (const key of ['ca', 'capath', 'cert', 'key', 'cipher'] as const) {
+    const value = nonEmpty(cnf.get(group, `ssl-${key}`));
+    if (parts.ssl[key] === undefined && value !== undefined) parts.ssl[key] = value;
+  }
 }
 
 function sqliteTarget(url: string, g: Groups, opts: ParseDbUrlOptions, where: string, fail: Fail): DbTarget {

@@ -64,56 +64,25 @@ export interface DeploymentOptions {
 export const ALLOW_UNKNOWN_SCHEMA = '--allow-unknown-schema';
 
 export async function withDeployment<T>(config: NovaConfig, options: DeploymentOptions, fn: (d: Deployment) => Promise<T>): Promise<T> {
-  const opened: Array<Promise<Database>> = [];
+  const opened: Opened = { all: [], facts: new Map(), heads: [] };
   const cells = new Map<string, Promise<Database>>();
   let api: Promise<Database> | undefined;
   let placement: Promise<Database> | undefined;
-  const timeout = config.reconcile.connectTimeout;
+  const heads = opened.heads;
+  /** The database a configured URL names, or its error when none is set. */
+  const configured = (url: string | undefined, role: string, kind: SchemaKind, poolMax: number | undefined, missing: () => ReconcileError): Promise<Database> =>
+    url === undefined || url === '' ? rejected(missing()) : openChecked(opened, options, config.reconcile.connectTimeout, url, role, kind, poolMax);
   // Units applied side by side each hold a connection of the database they write.
   const writePool = Math.max(2, config.reconcile.applyConcurrency);
-
-  const facts = new Map<Database, SchemaFacts>();
-  const heads: SchemaHead[] = [];
-  const open = (url: string, role: string, kind: SchemaKind, poolMax?: number): Promise<Database> => {
-    const p = (async () => {
-      const target = parseDbUrl(url);
-      const db = await openDatabase(target, { connectTimeout: timeout, role, ...(poolMax === undefined ? {} : { poolMax }) });
-      try {
-        const found = await checkSchema(db.knex, kind, db.label);
-        facts.set(db, found);
-        const head: SchemaHead = { db: kind, label: db.label, head: found.head };
-        heads.push(head);
-        const known = classifyHead(head);
-        if (!known.known)
-          options.warn?.(
-            `warning: ${describeDatabaseRelease(known)}; read-only commands run, writes are refused unless ${ALLOW_UNKNOWN_SCHEMA} is given`,
-          );
-      } catch (err) {
-        await closeDatabase(db).catch(() => undefined);
-        throw err;
-      }
-      return db;
-    })();
-    opened.push(p);
-    return p;
-  };
 
   const deployment: Deployment = {
     config,
     api() {
-      if (api === undefined) {
-        const url = config.apiDatabaseConnection;
-        if (url === undefined || url === '') {
-          api = Promise.reject(
-            new ReconcileError('config', 'no [api_database] connection is set' + sourcesNote(config), {
-              hint: 'pass --config-file /etc/nova/nova.conf, or set OS_API_DATABASE__CONNECTION',
-            }),
-          );
-          api.catch(() => undefined);
-        } else {
-          api = open(url, 'API database', 'api', options.apiPoolMax);
-        }
-      }
+      api ??= configured(config.apiDatabaseConnection, 'API database', 'api', options.apiPoolMax, () =>
+        new ReconcileError('config', 'no [api_database] connection is set' + sourcesNote(config), {
+          hint: 'pass --config-file /etc/nova/nova.conf, or set OS_API_DATABASE__CONNECTION',
+        }),
+      );
       return api;
     },
     async cellMappings() {
@@ -128,36 +97,22 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
     cell(mapping: CellMapping) {
       let p = cells.get(mapping.uuid);
       if (p === undefined) {
-        const url = mapping.databaseConnection;
         const role = mapping.name ? `cell '${mapping.name}' database` : `cell ${mapping.uuid} database`;
-        if (url === null || url === '') {
-          p = Promise.reject(new ReconcileError('config', `cell ${mapping.uuid} has no database_connection in cell_mappings`));
-          p.catch(() => undefined);
-        } else {
-          p = open(url, role, 'cell', writePool);
-        }
+        p = configured(mapping.databaseConnection ?? undefined, role, 'cell', writePool, () => new ReconcileError('config', `cell ${mapping.uuid} has no database_connection in cell_mappings`));
         cells.set(mapping.uuid, p);
       }
       return p;
     },
     placement() {
-      if (placement === undefined) {
-        const url = config.placementDatabaseConnection;
-        if (url === undefined || url === '') {
-          placement = Promise.reject(
-            new ReconcileError('config', 'no [placement_database] connection is set' + sourcesNote(config), {
-              hint: 'add --config-file /etc/placement/placement.conf, or set OS_PLACEMENT_DATABASE__CONNECTION',
-            }),
-          );
-          placement.catch(() => undefined);
-        } else {
-          placement = open(url, 'placement database', 'placement', writePool);
-        }
-      }
+      placement ??= configured(config.placementDatabaseConnection, 'placement database', 'placement', writePool, () =>
+        new ReconcileError('config', 'no [placement_database] connection is set' + sourcesNote(config), {
+          hint: 'add --config-file /etc/placement/placement.conf, or set OS_PLACEMENT_DATABASE__CONNECTION',
+        }),
+      );
       return placement;
     },
     schemaOf(db: Database) {
-      return facts.get(db);
+      return opened.facts.get(db);
     },
     async release(which) {
       // A database that cannot be opened says nothing: its own error comes when a command needs it.
@@ -171,13 +126,7 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
       return deploymentRelease(heads);
     },
     async assertWritable(which) {
-      const release = await deployment.release(which);
-      const [first] = release.unknown;
-      if (first === undefined || config.reconcile.allowUnknownSchema) return;
-      const more = release.unknown.length > 1 ? ` (and ${release.unknown.length - 1} more database(s))` : '';
-      throw new ReconcileError('schema', `refusing to write: ${describeDatabaseRelease(first)}${more}`, {
-        hint: `a newer Nova may have changed what a repair must write; upgrade nova-reconcile, or, having checked the release notes, re-run with ${ALLOW_UNKNOWN_SCHEMA} (${KNOWN_NOVA_RANGE} are known)`,
-      });
+      refuseUnknownSchema(await deployment.release(which), config);
     },
   };
 
@@ -186,9 +135,58 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
   } finally {
     // Cells open side by side: the release of each database is told at the end, in a stable order.
     if (options.debug !== undefined) for (const d of deploymentRelease(heads).databases) options.debug(`debug: ${describeDatabaseRelease(d)}`);
-    const settled = await Promise.allSettled(opened);
+    const settled = await Promise.allSettled(opened.all);
     await Promise.all(settled.map((s) => (s.status === 'fulfilled' ? closeDatabase(s.value).catch(() => undefined) : undefined)));
   }
+}
+
+/** The databases a deployment has opened: their promises (closed at the end), schema facts and heads. */
+interface Opened {
+  readonly all: Array<Promise<Database>>;
+  readonly facts: Map<Database, SchemaFacts>;
+  readonly heads: SchemaHead[];
+}
+
+/** Open a database and check its schema; a schema this build does not know is warned about, not refused (writes are, later). */
+function openChecked(opened: Opened, options: DeploymentOptions, timeout: number, url: string, role: string, kind: SchemaKind, poolMax?: number): Promise<Database> {
+  const p = (async () => {
+    const target = parseDbUrl(url);
+    const db = await openDatabase(target, { connectTimeout: timeout, role, ...(poolMax === undefined ? {} : { poolMax }) });
+    try {
+      const found = await checkSchema(db.knex, kind, db.label);
+      opened.facts.set(db, found);
+      const head: SchemaHead = { db: kind, label: db.label, head: found.head };
+      opened.heads.push(head);
+      const known = classifyHead(head);
+      if (!known.known)
+        options.warn?.(
+          `warning: ${describeDatabaseRelease(known)}; read-only commands run, writes are refused unless ${ALLOW_UNKNOWN_SCHEMA} is given`,
+        );
+    } catch (err) {
+      await closeDatabase(db).catch(() => undefined);
+      throw err;
+    }
+    return db;
+  })();
+  opened.all.push(p);
+  return p;
+}
+
+/** A database that cannot be opened: its error comes when a command awaits it, and never as an unhandled rejection. */
+function rejected(err: ReconcileError): Promise<Database> {
+  const p = Promise.reject(err);
+  p.catch(() => undefined);
+  return p;
+}
+
+/** Writes are refused on a database whose schema this build does not know, unless the operator allowed it. */
+function refuseUnknownSchema(release: DeploymentRelease, config: NovaConfig): void {
+  const [first] = release.unknown;
+  if (first === undefined || config.reconcile.allowUnknownSchema) return;
+  const more = release.unknown.length > 1 ? ` (and ${release.unknown.length - 1} more database(s))` : '';
+  throw new ReconcileError('schema', `refusing to write: ${describeDatabaseRelease(first)}${more}`, {
+    hint: `a newer Nova may have changed what a repair must write; upgrade nova-reconcile, or, having checked the release notes, re-run with ${ALLOW_UNKNOWN_SCHEMA} (${KNOWN_NOVA_RANGE} are known)`,
+  });
 }
 
 export function renderCellMapping(row: CellMappingRow, config: NovaConfig): CellMapping {

@@ -15,8 +15,6 @@ const MAX_FUNCTION_LINES = 80;
 const FILE_ALLOWLIST: Readonly<Record<string, number>> = {};
 const FUNCTION_ALLOWLIST: Readonly<Record<string, number>> = {
   'commands/shared/plan-command.ts': 81,
-  'config/db-url.ts': 104,
-  'db/deployment.ts': 127,
   'dispatch/program.ts': 105,
   'domain/rebalance/cell-repair.ts': 150,
   'domain/rebalance/placement-repair.ts': 87,
