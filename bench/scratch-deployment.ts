@@ -14,7 +14,7 @@ import knexFactory, { type Knex } from 'knex';
 import { migrateSchema } from '../src/db/migrate.js';
 import type { ScaleDatabases } from '../src/sandbox/scale-generator.js';
 
-import { CELL0_UUID } from '../src/db/deployment.js';
+import { CELL0_UUID } from '../src/db/deployment-databases.js';
 
 export { CELL0_UUID };
 

@@ -4,7 +4,7 @@
 // at a time, and only those on stale provider trees are kept, so memory
 // does not grow with the allocations table.
 import type { DeploymentRelease } from '../domain/nova-release.js';
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import { openAudit, type Finding, type FindingKind } from '../domain/audit/index.js';
 import { checkScopeNames } from '../domain/plan-scope.js';
 import type { AllocationRec, CellRec, IronicOrigin } from '../domain/model.js';

@@ -1,6 +1,6 @@
 // cell_v2 list_cells and list_hosts: read the API database, sort as
 // nova-manage sorts (Python's code-point order), and hand rows to the renderer.
-import type { CellMapping, Deployment } from '../db/deployment.js';
+import type { CellMapping, Deployment } from '../db/deployment-databases.js';
 import { listHostMappings } from '../db/api/host-mappings.js';
 
 export async function listCells(deployment: Deployment): Promise<CellMapping[]> {

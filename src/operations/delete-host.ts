@@ -2,7 +2,7 @@
 // live instances block; the host's live nodes get mapped = 0 in the cell
 // first and the mapping is deleted last, so a crash in between leaves a state
 // a re-run finishes.
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import { deleteHostMapping, findHostMapping } from '../db/api/host-mappings.js';
 import { resetMappedForHost } from '../db/cell/compute-nodes.js';
 import { countLiveInstancesOnHost } from '../db/cell/instances.js';

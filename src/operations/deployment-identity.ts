@@ -6,7 +6,7 @@
 import { releaseJson } from '../domain/nova-release.js';
 import { resolve } from 'node:path';
 import { listCellAnchors } from '../db/api/cell-mappings.js';
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import type { DeploymentIdentity } from './journal.js';
 
 export async function readDeploymentIdentity(deployment: Deployment): Promise<DeploymentIdentity> {

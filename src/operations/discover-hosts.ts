@@ -5,7 +5,7 @@
 // nova's cell order so the verbose output is byte-identical.
 import type { Knex } from 'knex';
 import type { Database, Dialect } from '../db/connect.js';
-import type { CellMapping, Deployment } from '../db/deployment.js';
+import type { CellMapping, Deployment } from '../db/deployment-databases.js';
 import { cellIdByCandidate, findHostMappings, insertHostMappings, readExactHostMappings, splitByExactMappings, type ExactHostMappings } from '../db/api/host-mappings.js';
 import { listMappedComputeNodeHosts, listUnmappedComputeNodes, markComputeNodesMapped, readLiveComputeNodes, type NodeRef } from '../db/cell/compute-nodes.js';
 import { listComputeServiceHosts, type ServiceHostRow } from '../db/cell/services.js';

@@ -4,7 +4,7 @@
 // ci-framework 30 x 10 s): `--strict` cannot say "all of these hosts" and
 // returns 0 once one host maps (ci-framework #2501). Mappings made on the
 // way are kept; a pass that fails stops the wait.
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import { findHostMappings } from '../db/api/host-mappings.js';
 import { discoverHosts, type DiscoverOptions, type DiscoverResult } from './discover-hosts.js';
 

@@ -5,7 +5,7 @@
 // compare-and-swap transaction per instance, journaled before it commits
 // (so `undo` restores it), in nova's order, under the apply lock. As in
 // nova, the first write that cannot be made stops the run (exit 3).
-import type { CellMapping, Deployment } from '../db/deployment.js';
+import type { CellMapping, Deployment } from '../db/deployment-databases.js';
 import { applyChange } from '../db/apply-change.js';
 import { readHealInstances } from '../db/cell/heal-reads.js';
 import { describeDriverError } from '../db/driver-errors.js';

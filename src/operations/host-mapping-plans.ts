@@ -1,6 +1,6 @@
 // Read what the host-mapping planners need (every cell: a host held in a cell
 // that was not read would look stale) and plan.
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import { planPruneHostMappings, planRemapHostMappings } from '../domain/host-mapping-plans.js';
 import type { Snapshot } from '../domain/model.js';
 import type { Plan } from '../domain/plan.js';

@@ -12,7 +12,7 @@
 // in its own transaction.
 import type { Knex } from 'knex';
 import { parseDbUrl } from '../config/db-url.js';
-import type { CellMapping, Deployment } from '../db/deployment.js';
+import type { CellMapping, Deployment } from '../db/deployment-databases.js';
 import { rehomeComputeNode } from '../db/cell/rebalance-writes.js';
 import { liveComputeNodeByUuid, liveComputeServiceByHost, liveInstancesOnNode, liveServiceById } from '../db/cell/node-move-reads.js';
 import { CasConflict, type Row } from '../db/row-images.js';

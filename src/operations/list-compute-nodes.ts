@@ -1,7 +1,7 @@
 // `compute_node list`: every live compute node with its own health. Placement
 // is optional here: without a [placement_database] connection the provider
 // columns say "unknown" instead of failing the listing.
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import { describeComputeNodes, type ComputeNodeHealth } from '../domain/node-health.js';
 import type { IronicOrigin } from '../domain/model.js';
 import type { IronicSource } from './read/ironic.js';

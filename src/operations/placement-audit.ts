@@ -7,7 +7,7 @@
 // `undo` restores it), under the apply lock. As in nova, a provider on which
 // a delete failed is finished, and then the run stops: later providers are
 // neither audited nor touched.
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import { applyChange } from '../db/apply-change.js';
 import type { Database } from '../db/connect.js';
 import { describeDriverError } from '../db/driver-errors.js';

@@ -6,7 +6,7 @@
 // uuids, host names and the values the compare-and-swap expects.
 import { renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import { utcNowString } from '../db/time.js';
 import type { Plan, Refusal, Unit } from '../domain/plan.js';
 import { ReconcileError } from '../errors.js';

@@ -1,6 +1,6 @@
 // The circuit breaker's side that reads: how many objects of each kind the
 // plan's scopes hold. The verdict is src/domain/plan-limits.ts.
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import { countLiveComputeNodeObjects, countResourceProviders } from '../db/plan-scope-counts.js';
 import { checkPlanLimits, planObjects, type LimitTrip, type PlanLimits, type ScopeTotals } from '../domain/plan-limits.js';
 import type { Plan } from '../domain/plan.js';

@@ -6,7 +6,7 @@
 // host_a".
 import { changeAlreadyDone } from '../db/already-done.js';
 import { describeOwnershipChange } from '../db/cell/ownership.js';
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import { withWhatChanged, type StaleUnit } from '../domain/plan-review.js';
 import type { Change } from '../domain/plan.js';
 import { databaseFor } from './apply-plan.js';

@@ -8,7 +8,7 @@ import type { LimitTrip, PlanLimits } from '../domain/plan-limits.js';
 import { matchReviewed, type StaleUnit } from '../domain/plan-review.js';
 import type { Plan } from '../domain/plan.js';
 import { applyPlan, deploymentIdentity, withApplyLock, type ApplyOptions, type ApplyResult, type UnitOutcome } from './apply-plan.js';
-import { openDeployment, type Deployment } from './deployment.js';
+import { openDeployment, type Deployment } from './open-deployment.js';
 import { checkPlanFile, planFromFile, writePlanOf, type PlanFile, type PlanOptions } from './plan-file.js';
 import { planLimitTrips } from './plan-limits.js';
 import { findWhatChanged } from './reviewed-units.js';

@@ -1,7 +1,7 @@
 // Resolving the scope options (src/cli/scope.ts) against the deployment:
 // --cell's name to the cell's uuid, and --host/--node/--resource_provider
 // checked to name something that exists.
-import type { Deployment } from '../db/deployment.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import type { Snapshot } from '../domain/model.js';
 import { checkScopeNames, resolveCell, type PlanScope } from '../domain/plan-scope.js';
 

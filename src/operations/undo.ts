@@ -14,7 +14,7 @@
 // duplicate: undoing them one by one against the unchanged database would
 // trip the unique key of compute_nodes).
 import type { Knex } from 'knex';
-import type { CellMapping, Deployment } from '../db/deployment.js';
+import type { CellMapping, Deployment } from '../db/deployment-databases.js';
 import { writerOf, type Database } from '../db/connect.js';
 import { describeDriverError, isConstraintError } from '../db/driver-errors.js';
 import { restoreRows, restoreRowsOfChanges, type RestoreOutcome } from '../db/restore-rows.js';

@@ -9,7 +9,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { Knex } from 'knex';
 import { parseDbUrl } from '../config/db-url.js';
 import { closeDatabase, openDatabase, requireSqliteDriver, type Database } from '../db/connect.js';
-import { CELL0_UUID } from '../db/deployment.js';
+import { CELL0_UUID } from '../db/deployment-databases.js';
 import { migrateSchema, type SchemaKind } from '../db/migrate.js';
 import { ReconcileError } from '../errors.js';
 import { insertCellMapping } from './rows.js';

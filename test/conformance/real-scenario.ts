@@ -7,7 +7,7 @@ import { runBin, type CliResult } from '../helpers/cli.js';
 import { mysqlKnex } from '../helpers/mysql.js';
 import type { RealDeployment, ToolResult } from './real-nova.js';
 
-export { CELL0_UUID } from '../../src/db/deployment.js';
+export { CELL0_UUID } from '../../src/db/deployment-databases.js';
 
 export interface RealScenarioDatabases {
   readonly dbs: ScenarioDatabases;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CELL0_UUID } from '../../src/db/deployment.js';
+import { CELL0_UUID } from '../../src/db/deployment-databases.js';
 import { migrateSchema } from '../../src/db/migrate.js';
 import { parseNaiveUtc } from '../../src/domain/liveness.js';
 import { ReconcileError } from '../../src/errors.js';

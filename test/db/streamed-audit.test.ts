@@ -29,7 +29,7 @@ import { readSnapshot } from '../../src/operations/read/snapshot.js';
 import { insertAllocations, insertConsumer } from '../../src/sandbox/rows.js';
 import { auditPlacementAllocations, type PlacementAuditOptions } from '../../src/domain/audit/nova-orphaned-allocations.js';
 import { runPlacementAudit } from '../../src/operations/placement-audit.js';
-import type { Deployment } from '../../src/db/deployment.js';
+import type { Deployment } from '../../src/db/deployment-databases.js';
 
 /** Consumers and their allocation ids, in a fixed order. */
 function byConsumer(groups: Iterable<readonly [string, readonly AllocationRec[]]>): Array<[string, number[]]> {

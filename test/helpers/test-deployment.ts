@@ -11,7 +11,7 @@ import { mapSandboxCells } from '../../src/sandbox/create-sandbox.js';
 import { findScenario, type ScenarioDatabases } from '../../src/sandbox/scenarios.js';
 import { afterAll, describe } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
-import { withDeployment, type Deployment } from '../../src/db/deployment.js';
+import { withDeployment, type Deployment } from '../../src/db/deployment-databases.js';
 import { generateCloud, type CloudOptions, type CloudResult } from '../../src/sandbox/scale-cloud.js';
 import { createScratchDatabases, describeMysql } from './mysql.js';
 import { createSqliteDatabases } from './sqlite.js';

@@ -105,7 +105,7 @@ describe('layers (docs/ARCHITECTURE.md)', () => {
     // A wrong path would make every rule below pass on nothing.
     expect(SOURCES.length).toBeGreaterThan(100);
     expect(SOURCES.map((f) => f.path)).toContain('main.ts');
-    expect(SOURCES.map((f) => f.path)).toContain('db/deployment.ts');
+    expect(SOURCES.map((f) => f.path)).toContain('db/deployment-databases.ts');
   });
 
   it('domain/ is pure: it imports nothing outside domain/ but errors.ts, and no node:* or package', () => {

@@ -2,7 +2,7 @@
 import type { JsonDocument } from '../../cli/json-contract.js';
 import { jsonDocument } from '../../cli/json-contract.js';
 import type { CommandContext } from '../../cli/spec.js';
-import { openDeployment, type Deployment } from '../../operations/deployment.js';
+import { openDeployment, type Deployment } from '../../operations/open-deployment.js';
 import type { JournalSettings } from '../../operations/journal.js';
 
 export async function useDeployment<T>(ctx: CommandContext, fn: (d: Deployment) => Promise<T>): Promise<T> {

@@ -6,7 +6,7 @@
 import { stringOption } from '../../cli/options.js';
 import type { CommandContext, CommandOptions, OptionSpec } from '../../cli/spec.js';
 import type { IronicOrigin, Snapshot } from '../../domain/model.js';
-import type { Deployment } from '../../operations/deployment.js';
+import type { Deployment } from '../../operations/open-deployment.js';
 import { ReconcileError } from '../../errors.js';
 import { readIronicTruth, type IronicSource } from '../../operations/read/ironic.js';
 import type { PlanReadRecipe, ReadRecipe } from '../../operations/read/recipe.js';

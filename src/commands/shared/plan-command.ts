@@ -19,7 +19,7 @@ import type { StaleUnit } from '../../domain/plan-review.js';
 import { isEmptyPlan, type Plan } from '../../domain/plan.js';
 import { ReconcileError } from '../../errors.js';
 import type { ApplyResult, UnitOutcome } from '../../operations/apply-plan.js';
-import type { Deployment } from '../../operations/deployment.js';
+import type { Deployment } from '../../operations/open-deployment.js';
 import { planOptionsOf, readPlanFile, type PlanFile, type PlanOptions } from '../../operations/plan-file.js';
 import { runPlan, type ApplyWatch, type Gate } from '../../operations/run-plan.js';
 import { deploymentReport, printJson } from './deployment.js';

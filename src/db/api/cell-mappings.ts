@@ -1,5 +1,5 @@
 // cell_mappings in the API database. Rows are returned raw (templates
-// unrendered); src/db/deployment.ts renders them as Nova does on load.
+// unrendered); src/db/deployment-databases.ts renders them as Nova does on load.
 import type { Knex } from 'knex';
 
 export interface CellMappingRow {

@@ -3,7 +3,7 @@
 // A cell that cannot be read fails the whole snapshot: a reconciliation that
 // missed a cell would call that cell's nodes "missing" and act on it.
 import type { Database } from '../../db/connect.js';
-import type { CellMapping, Deployment } from '../../db/deployment.js';
+import type { CellMapping, Deployment } from '../../db/deployment-databases.js';
 import { countCellRows, readActiveMigrations, readComputeNodes, readLiveInstances, readServices, type ScopedHosts } from '../../db/cell/snapshot-reads.js';
 import { describeDriverError } from '../../db/driver-errors.js';
 import { OPTIONAL_COLUMNS } from '../../db/schema-manifest.js';

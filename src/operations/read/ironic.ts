@@ -1,7 +1,7 @@
 // The ironic truth the operator gave (--ironic-nodes FILE or the Ironic API),
 // and nova.conf's Ironic partitions and shard, for the snapshot.
 import type { IronicSettings } from '../../config/ironic-settings.js';
-import type { Deployment } from '../../db/deployment.js';
+import type { Deployment } from '../../db/deployment-databases.js';
 import { parseIronicNodes } from '../../domain/ironic-nodes.js';
 import type { IronicNodeRec, IronicOrigin, Snapshot } from '../../domain/model.js';
 import { ReconcileError } from '../../errors.js';

@@ -1,7 +1,7 @@
 // compute_node cleanup_orphans' read of the cells and placement, on MySQL:
 // only the live nodes that may be orphans, the services on their hosts, and
 // their providers (CellRecipe.nodes 'orphan-candidates').
-import type { CellMapping, Deployment } from '../../db/deployment.js';
+import type { CellMapping, Deployment } from '../../db/deployment-databases.js';
 import { readMappedHostsNamed } from '../../db/api/snapshot-reads.js';
 import type { Database } from '../../db/connect.js';
 import { countCellRows, readActiveMigrations, readHostsNamed, readNodeNamesNamed, readOrphanCandidateNodes, readServicesOfHosts } from '../../db/cell/snapshot-reads.js';

@@ -1,6 +1,6 @@
 // The placement database's part of a read.
 import type { Database } from '../../db/connect.js';
-import type { Deployment } from '../../db/deployment.js';
+import type { Deployment } from '../../db/deployment-databases.js';
 import { describeDriverError } from '../../db/driver-errors.js';
 import { readPlacement, streamAllocationsByConsumer, type PlacementRead } from '../../db/placement/snapshot-reads.js';
 import type { StringPool } from '../../db/string-pool.js';

@@ -6,7 +6,7 @@
 // its index, then the rows they name (scope-rows.ts).
 import { setFlagsFromString } from 'node:v8';
 import type { Database } from '../../db/connect.js';
-import type { CellMapping, Deployment } from '../../db/deployment.js';
+import type { CellMapping, Deployment } from '../../db/deployment-databases.js';
 import { readHostMappings } from '../../db/api/snapshot-reads.js';
 import { StringPool } from '../../db/string-pool.js';
 import type { Snapshot } from '../../domain/model.js';
