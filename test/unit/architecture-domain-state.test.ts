@@ -1,11 +1,12 @@
 // The domain is pure: what a function returns depends on its arguments only.
 // So no module in src/domain/ keeps state between calls: no top-level let or
 // var, and no top-level collection or object that the module mutates.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { listTs } from '../helpers/source-files.js';
 
 const DOMAIN = fileURLToPath(new URL('../../src/domain', import.meta.url));
 
@@ -13,14 +14,6 @@ const DOMAIN = fileURLToPath(new URL('../../src/domain', import.meta.url));
 const ALLOWLIST: readonly string[] = [];
 
 const MUTATORS = new Set(['set', 'add', 'delete', 'clear', 'push', 'pop', 'shift', 'unshift', 'splice', 'sort', 'reverse', 'fill', 'copyWithin']);
-
-function listTs(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const full = join(dir, e.name);
-    if (e.isDirectory()) return listTs(full);
-    return e.name.endsWith('.ts') ? [full] : [];
-  });
-}
 
 /** A top-level initializer that makes a mutable container: `new Map()`, `new Set()`, `[]`, `{}`. */
 function isContainer(init: ts.Expression | undefined): boolean {

@@ -2,10 +2,11 @@
 // source text: who may import what, who may touch `process`, and who may build
 // a query. Each rule is also run on an inline sample that breaks it, so a
 // detector that silently matches nothing fails here too.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { listTs } from '../helpers/source-files.js';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 
@@ -14,14 +15,6 @@ interface SourceFile {
   readonly path: string;
   /** The text with comments blanked out (a comment may name what the code may not do). */
   readonly code: string;
-}
-
-function listTs(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const full = join(dir, e.name);
-    if (e.isDirectory()) return listTs(full);
-    return e.name.endsWith('.ts') ? [full] : [];
-  });
 }
 
 /**

@@ -2,16 +2,13 @@
 // included: a circle hides which of two rooms holds a thing (docs/ARCHITECTURE.md),
 // and a value circle can leave a binding undefined at load time. The detector
 // is also run on samples that hold a circle, so one that finds nothing fails.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { listTs } from '../helpers/source-files.js';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
-
-function listTs(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listTs(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
-}
 
 /** The files under src/ that a file imports or re-exports from (relative specifiers only), as paths under src/. */
 function localImports(file: string, text: string): string[] {
