@@ -67,5 +67,14 @@ export function snakeCase(key: string): string {
   return key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z])([A-Z][a-z])/g, '$1_$2').toLowerCase();
 }
 
-/** What printJson takes: any document, as long as it says whether it changed something. */
+/**
+ * A document as printed: schema_version first (schemas/<command>.schema.json
+ * describe them), and `changed`, so Ansible's changed_when has one key to read
+ * whatever the command.
+ */
+export function renderJson(doc: object): string {
+  return JSON.stringify(jsonDocument(doc), null, 2) + '\n';
+}
+
+/** What a command's JSON result holds: any document, as long as it says whether it changed something. */
 export type JsonDocument = { readonly changed: boolean } & Readonly<Record<string, unknown>>;

@@ -8,7 +8,7 @@ import { ReconcileError } from '../errors.js';
 import type { RunContext } from './context.js';
 import { paletteFor } from './colour.js';
 import { renderTable, type TableCell } from './render-table.js';
-import type { OptionSpec } from './spec.js';
+import type { OptionSpec } from './option-spec.js';
 
 export const LISTING_FORMATS = ['table', 'json', 'value', 'csv'] as const;
 export type ListingFormat = (typeof LISTING_FORMATS)[number];

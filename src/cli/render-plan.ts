@@ -114,7 +114,7 @@ export function renderApplyText(result: ApplyResult, palette: Pick<Palette, 'ver
   return lines.join('\n') + '\n';
 }
 
-/** The plan part of a plan command's document (keys become snake_case in printJson). */
+/** The plan part of a plan command's document (keys become snake_case in renderJson). */
 export function planJson(plan: Plan): object {
   return {
     command: plan.command,

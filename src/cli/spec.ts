@@ -5,24 +5,10 @@ import type { ConfigSource, NovaConfig } from '../config/types.js';
 import type { CommandFamily } from './exit-codes.js';
 import type { RunContext } from './context.js';
 import type { OperatorLog } from './oslo-log.js';
+import type { CommandResult } from './results.js';
+import type { OptionSpec } from './option-spec.js';
 
-export interface OptionSpec {
-  /** Commander flags, e.g. "--cell_uuid <cell_uuid>" or "--verbose". */
-  readonly flags: string;
-  /** A one-letter spelling, e.g. "-f" (osc style), offered beside the long one. */
-  readonly short?: string;
-  readonly description: string;
-  readonly required?: boolean;
-  /** Collect repeated values into an array. */
-  readonly repeatable?: boolean;
-  /** Allowed values, e.g. ['table', 'json']. */
-  readonly choices?: readonly string[];
-  /** Values shell completion offers when the command itself checks them (not enforced like choices). */
-  readonly suggestions?: readonly string[];
-  readonly defaultValue?: string;
-  /** A shared scope option (src/cli/scope.ts): described once in a shared block, not in each command's list. */
-  readonly scope?: boolean;
-}
+export type { OptionSpec } from './option-spec.js';
 
 /**
  * A JSON Schema a command's --format json document follows: its file in
@@ -53,7 +39,8 @@ export type CommandOptions = Readonly<Record<string, unknown>>;
  * arguments) into the command's own options `O`, checking their form: no
  * configuration, database, network or file is read there, and a mistake is a
  * ReconcileError ('usage' or 'input') with the same exit code as anywhere
- * else. `run` gets what `parse` returned. A bare `CommandSpec` is a command of
+ * else. `run` gets what `parse` returned and returns what happened, which
+ * the dispatcher prints (cli/render-result.ts); it writes no stdout itself. A bare `CommandSpec` is a command of
  * any options type, as the registry holds them (dispatch/registry.ts).
  */
 export interface CommandSpec<O = unknown> {
@@ -75,7 +62,7 @@ export interface CommandSpec<O = unknown> {
   readonly differences?: readonly string[];
   readonly examples?: readonly string[];
   parse(raw: CommandOptions, args: readonly string[]): O;
-  run(ctx: CommandContext, options: O, args: readonly string[]): Promise<number>;
+  run(ctx: CommandContext, options: O, args: readonly string[]): Promise<CommandResult>;
 }
 
 export const FORMAT_OPTION: OptionSpec = {

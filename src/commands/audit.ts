@@ -1,12 +1,12 @@
 // audit: the read-only report of every inconsistency; exit 0 clean, 3 findings.
 import { releaseJson } from '../domain/nova-release.js';
 import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
-import { FINDING_COLUMNS, findingsJson, renderFindings } from '../cli/render-findings.js';
+import { FINDING_COLUMNS, findingsJson } from '../cli/render-findings.js';
 import { COLUMN_OPTION, LISTING_FORMAT_OPTION, LISTING_FORMATS, columnsOption, listingFormat, type ListingFormat } from '../cli/listing.js';
 import { TABLE_WIDTH_OPTIONS } from '../cli/table-width.js';
 import { flagOption, stringOption } from '../cli/options.js';
 import { findingsWithConfigArguments } from '../cli/suggestions.js';
-import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
+import type { CommandContext, CommandSpec } from '../cli/spec.js';
 import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
 import { FINDING_KINDS, type FindingKind } from '../domain/audit/index.js';
 import { ReconcileError } from '../errors.js';
@@ -16,7 +16,8 @@ import { renderAuditMetrics, type AuditMetrics } from '../cli/render-prometheus.
 import { describeFileError, writeFileAtomically } from '../files.js';
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { printJson, useDeployment } from './shared/deployment.js';
+import { useDeployment } from './shared/deployment.js';
+import { jsonResult, report } from '../cli/results.js';
 import { cellOption } from './shared/read-options.js';
 import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
 
@@ -136,7 +137,7 @@ export const auditCommand: CommandSpec<AuditOptions> = {
       if (metricsFile !== undefined || prometheus) {
         const text = metrics(undefined, []);
         if (metricsFile !== undefined) writeMetrics(metricsFile, text);
-        if (prometheus) ctx.stdout.write(text);
+        if (prometheus) return { kind: 'failed', text, error: err };
       }
       throw err;
     }
@@ -144,16 +145,13 @@ export const auditCommand: CommandSpec<AuditOptions> = {
     const origin = describeIronicOrigin(result.ironicOrigin);
     if (origin !== undefined) ctx.stderr.write(origin + '\n');
     const findings = findingsWithConfigArguments(result.findings, ctx.configSources);
-    if (metricsFile !== undefined || prometheus) {
-      const text = metrics(findings, result.cells);
-      if (metricsFile !== undefined) writeMetrics(metricsFile, text);
-      if (prometheus) ctx.stdout.write(text);
-    }
-    if (prometheus) {
-      // stdout holds the metrics only.
-    } else if (format === 'json') printJson(ctx, { ...findingsJson(findings, result.cells), ...ironicOriginJson(result.ironicOrigin), release: releaseJson(result.release) });
-    else ctx.stdout.write(renderFindings(findings, result.cells, format, columns, ctx));
-    return result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
+    const exitCode = result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
+    const text = metricsFile !== undefined || prometheus ? metrics(findings, result.cells) : undefined;
+    if (metricsFile !== undefined && text !== undefined) writeMetrics(metricsFile, text);
+    // With -f prometheus stdout holds the metrics only.
+    if (prometheus && text !== undefined) return report(text, exitCode);
+    if (format === 'json') return jsonResult({ ...findingsJson(findings, result.cells), ...ironicOriginJson(result.ironicOrigin), release: releaseJson(result.release) }, exitCode);
+    return { kind: 'findings', findings, cells: result.cells, format, columns, exitCode };
   },
 };
 

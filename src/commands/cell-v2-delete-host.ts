@@ -3,7 +3,8 @@ import { assertNever } from '../errors.js';
 import { requiredOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { deleteHost, type DeleteHostResult } from '../operations/delete-host.js';
-import { printJson, useDeployment } from './shared/deployment.js';
+import { useDeployment } from './shared/deployment.js';
+import { jsonResult, report } from '../cli/results.js';
 
 interface DeleteHostOptions {
   readonly cellUuid: string;
@@ -45,9 +46,8 @@ export const deleteHostCommand: CommandSpec<DeleteHostOptions> = {
     // The operator log: the deletion, or the refusal with nova-manage's message.
     if (result.kind === 'deleted') ctx.log?.info(`deleted host mapping of host '${host}' in cell ${cellUuid}`);
     else ctx.log?.warning(`refused to delete host '${host}': ${message}`);
-    if (json) printJson(ctx, { changed: result.kind === 'deleted', result: result.kind, message, ...result, exit_code: code });
-    else if (message !== '') ctx.stdout.write(message + '\n');
-    return code;
+    if (json) return jsonResult({ changed: result.kind === 'deleted', result: result.kind, message, ...result, exit_code: code }, code);
+    return report(message === '' ? '' : message + '\n', code);
   },
 };
 

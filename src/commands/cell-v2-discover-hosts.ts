@@ -2,7 +2,8 @@
 import { renderDiscoverJson, renderDiscoverVerbose, renderDiscoverWarnings, firstFailure } from '../cli/render-discover.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { discoverHosts } from '../operations/discover-hosts.js';
-import { printJson, useDeployment } from './shared/deployment.js';
+import { useDeployment } from './shared/deployment.js';
+import { jsonResult, lines, report } from '../cli/results.js';
 import { parseDiscoverHosts, logDiscoveryPass, runExpect, runRemap, type DiscoverHostsOptions } from './shared/discover-hosts-modes.js';
 
 const DUPLICATE_NOTE = 'never returned by nova-reconcile: a mapping that a concurrent run created is counted as mapped';
@@ -85,13 +86,10 @@ export const discoverHostsCommand: CommandSpec<DiscoverHostsOptions> = {
     for (const w of renderDiscoverWarnings(result)) ctx.stderr.write(w + '\n');
     logDiscoveryPass(ctx, result);
     const failure = firstFailure(result);
-    if (o.json) printJson(ctx, renderDiscoverJson(result));
-    else if (o.verbose) for (const line of renderDiscoverVerbose(result)) ctx.stdout.write(line + '\n');
-    if (failure !== undefined) {
-      if (o.json) return 255;
-      throw failure.error;
-    }
-    if (o.strict) return result.cells.some((c) => c.kind === 'discovered' && c.created.length > 0) ? 0 : 1;
-    return 0;
+    const exitCode = failure !== undefined ? 255 : o.strict && !result.cells.some((c) => c.kind === 'discovered' && c.created.length > 0) ? 1 : 0;
+    if (o.json) return jsonResult(renderDiscoverJson(result), exitCode);
+    const text = o.verbose ? lines(renderDiscoverVerbose(result)) : '';
+    // nova-manage prints its lines, then fails with the cell's error.
+    return failure === undefined ? report(text, exitCode) : { kind: 'failed', text, error: failure.error };
   },
 };

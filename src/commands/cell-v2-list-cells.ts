@@ -4,7 +4,8 @@ import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { maskNovaUrl } from '../config/mask-url.js';
 import { listCells } from '../operations/cell-listing.js';
-import { printJson, useDeployment } from './shared/deployment.js';
+import { useDeployment } from './shared/deployment.js';
+import { jsonResult, report } from '../cli/results.js';
 
 export const listCellsCommand: CommandSpec<{ readonly verbose: boolean; readonly json: boolean }> = {
   path: ['cell_v2', 'list_cells'],
@@ -30,7 +31,7 @@ export const listCellsCommand: CommandSpec<{ readonly verbose: boolean; readonly
     const cells = await useDeployment(ctx, (d) => listCells(d));
     const url = (u: string | null): string | null => (verbose ? u : maskNovaUrl(u));
     if (json) {
-      printJson(ctx, {
+      return jsonResult({
         changed: false,
         cells: cells.map((c) => ({
           name: c.name,
@@ -39,11 +40,9 @@ export const listCellsCommand: CommandSpec<{ readonly verbose: boolean; readonly
           database_connection: url(c.databaseConnection),
           disabled: c.disabled,
         })),
-      });
-      return 0;
+      }, 0);
     }
     const rows = cells.map((c) => [c.name ?? '', c.uuid, String(url(c.transportUrl)), String(url(c.databaseConnection)), c.disabled ? 'True' : 'False']);
-    ctx.stdout.write(renderPrettyTable(['Name', 'UUID', 'Transport URL', 'Database Connection', 'Disabled'], rows) + '\n');
-    return 0;
+    return report(renderPrettyTable(['Name', 'UUID', 'Transport URL', 'Database Connection', 'Disabled'], rows) + '\n', 0);
   },
 };

@@ -3,7 +3,8 @@ import { renderPrettyTable } from '../cli/prettytable.js';
 import { stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { listHosts } from '../operations/cell-listing.js';
-import { printJson, useDeployment } from './shared/deployment.js';
+import { useDeployment } from './shared/deployment.js';
+import { jsonResult, report } from '../cli/results.js';
 
 export const listHostsCommand: CommandSpec<{ readonly cellUuid: string | undefined; readonly json: boolean }> = {
   path: ['cell_v2', 'list_hosts'],
@@ -24,17 +25,12 @@ export const listHostsCommand: CommandSpec<{ readonly cellUuid: string | undefin
   async run(ctx, { cellUuid, json }) {
     const result = await useDeployment(ctx, (d) => listHosts(d, cellUuid));
     if (result.kind === 'cell-not-found') {
-      if (json) printJson(ctx, { changed: false, error: { kind: 'not-found', message: `Cell with uuid ${result.cellUuid} was not found.`, exit_code: 1 } });
-      else ctx.stdout.write(`Cell with uuid ${result.cellUuid} was not found.\n`);
-      return 1;
+      if (json) return jsonResult({ changed: false, error: { kind: 'not-found', message: `Cell with uuid ${result.cellUuid} was not found.`, exit_code: 1 } }, 1);
+      return report(`Cell with uuid ${result.cellUuid} was not found.\n`, 1);
     }
-    if (json) {
-      printJson(ctx, { changed: false, hosts: result.hosts.map((h) => ({ cell_name: h.cellName, cell_uuid: h.cellUuid, host: h.host })) });
-    } else {
-      // prettytable prints a NULL cell name as Python's str(None).
-      const rows = result.hosts.map((h) => [h.cellName ?? 'None', h.cellUuid, h.host]);
-      ctx.stdout.write(renderPrettyTable(['Cell Name', 'Cell UUID', 'Hostname'], rows) + '\n');
-    }
-    return 0;
+    if (json) return jsonResult({ changed: false, hosts: result.hosts.map((h) => ({ cell_name: h.cellName, cell_uuid: h.cellUuid, host: h.host })) }, 0);
+    // prettytable prints a NULL cell name as Python's str(None).
+    const rows = result.hosts.map((h) => [h.cellName ?? 'None', h.cellUuid, h.host]);
+    return report(renderPrettyTable(['Cell Name', 'Cell UUID', 'Hostname'], rows) + '\n', 0);
   },
 };

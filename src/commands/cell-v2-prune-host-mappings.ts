@@ -1,5 +1,4 @@
 // cell_v2 prune_host_mappings: delete host mappings that nothing live is behind (plan first; --apply to change).
-import { RECONCILE_EXIT } from '../cli/exit-codes.js';
 import type { CommandSpec } from '../cli/spec.js';
 import { stringOption } from '../cli/options.js';
 import { planHostMappingPrune } from '../operations/host-mapping-plans.js';
@@ -52,8 +51,6 @@ export const pruneHostMappingsCommand: CommandSpec<PruneHostMappingsOptions> = {
     return { cell: cellUuid ?? cell, host, run: parsePlanRun(raw) };
   },
   async run(ctx, { cell, host, run }) {
-    const code = await runPlanCommand(ctx, run, (d) => planHostMappingPrune(d, { cell, host }), { ironicSettings: false });
-    if (run.apply && (code === RECONCILE_EXIT.applied || code === RECONCILE_EXIT.partial)) ctx.stderr.write(SCHEDULER_CACHE_NOTE + '\n');
-    return code;
+    return runPlanCommand(ctx, run, (d) => planHostMappingPrune(d, { cell, host }), { ironicSettings: false, appliedNote: SCHEDULER_CACHE_NOTE });
   },
 };

@@ -5,6 +5,7 @@ import { renderBashCompletion, renderZshCompletion } from '../cli/completion.js'
 import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
 import type { CommandSpec } from '../cli/spec.js';
 import { VERSION } from '../cli/version.js';
+import { report } from '../cli/results.js';
 import { ReconcileError } from '../errors.js';
 
 const SHELLS = ['bash', 'zsh'] as const;
@@ -31,8 +32,7 @@ export function makeCompletionCommand(commands: () => readonly CommandSpec[]): C
       return { shell };
     },
     async run(ctx, { shell }) {
-      ctx.stdout.write(shell === 'bash' ? renderBashCompletion(commands(), VERSION) : renderZshCompletion(commands(), VERSION));
-      return RECONCILE_EXIT.clean;
+      return report(shell === 'bash' ? renderBashCompletion(commands(), VERSION) : renderZshCompletion(commands(), VERSION), RECONCILE_EXIT.clean);
     },
   };
 }

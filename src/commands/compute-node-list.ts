@@ -1,16 +1,16 @@
 // compute_node list: one row per live compute node with its own health
 // (seed bug 2013: the service heartbeat says nothing about each node).
 import { RECONCILE_EXIT, reconcileExitCodes } from '../cli/exit-codes.js';
-import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns, type ListingFormat } from '../cli/listing.js';
+import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, selectColumns, type ListingFormat } from '../cli/listing.js';
 import { TABLE_WIDTH_OPTIONS } from '../cli/table-width.js';
 import { stringOption } from '../cli/options.js';
-import { paletteFor } from '../cli/colour.js';
 import type { CommandSpec } from '../cli/spec.js';
 import type { ComputeNodeHealth } from '../domain/node-health.js';
 import { listComputeNodes } from '../operations/list-compute-nodes.js';
 import { resolveCellArgument } from '../operations/scope.js';
 import { cellOption, progressReporter } from './shared/read-options.js';
-import { printJson, useDeployment } from './shared/deployment.js';
+import { useDeployment } from './shared/deployment.js';
+import { jsonResult } from '../cli/results.js';
 import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
 
 const HEADERS = ['uuid', 'cell', 'host', 'hypervisor_hostname', 'type', 'service', 'mapped', 'provider', 'allocations', 'instances', 'ironic_node'];
@@ -78,13 +78,9 @@ export const computeNodeListCommand: CommandSpec<ComputeNodeListOptions> = {
     });
     const origin = describeIronicOrigin(ironicOrigin);
     if (origin !== undefined) ctx.stderr.write(origin + '\n');
-    if (format === 'json') printJson(ctx, { changed: false, compute_nodes: nodes.map(nodeJson), ...ironicOriginJson(ironicOrigin) });
-    else {
-      const palette = paletteFor(ctx);
-      const listing = selectColumns({ headers: HEADERS, rows: nodes.map(nodeRow) }, columns);
-      ctx.stdout.write(renderListing(listing, format, ctx, (column, text) => (column === 'service' && text !== 'up' ? palette.warn(text) : text)));
-    }
-    return RECONCILE_EXIT.clean;
+    if (format === 'json') return jsonResult({ changed: false, compute_nodes: nodes.map(nodeJson), ...ironicOriginJson(ironicOrigin) }, RECONCILE_EXIT.clean);
+    const listing = selectColumns({ headers: HEADERS, rows: nodes.map(nodeRow) }, columns);
+    return { kind: 'listing', listing, format, highlight: (palette, column, text) => (column === 'service' && text !== 'up' ? palette.warn(text) : text), exitCode: RECONCILE_EXIT.clean };
   },
 };
 

@@ -3,7 +3,8 @@ import { stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { ReconcileError } from '../errors.js';
 import { ironicComputeNodeMove } from '../operations/ironic-move.js';
-import { journalSettings, printJson, useDeployment } from './shared/deployment.js';
+import { journalSettings, useDeployment } from './shared/deployment.js';
+import { jsonResult, report } from '../cli/results.js';
 
 interface IronicComputeNodeMoveOptions {
   readonly node: string;
@@ -52,7 +53,7 @@ export const ironicComputeNodeMoveCommand: CommandSpec<IronicComputeNodeMoveOpti
   async run(ctx, { node, dest, journal, json }) {
     const result = await useDeployment(ctx, (d) => ironicComputeNodeMove(d, node, dest, journalSettings(ctx, journal)));
     ctx.log?.info(`moved ironic compute node ${result.nodeUuid} from host ${result.fromHost} to ${result.toHost}${result.instanceUuid === null || result.instanceUuid === undefined ? '' : ` with instance ${result.instanceUuid}`} (journal ${result.journalPath})`);
-    if (json) printJson(ctx, { changed: true, moved: true, node_uuid: result.nodeUuid, from_host: result.fromHost, to_host: result.toHost, instance_uuid: result.instanceUuid, journal: result.journalPath });
-    return 0;
+    if (json) return jsonResult({ changed: true, moved: true, node_uuid: result.nodeUuid, from_host: result.fromHost, to_host: result.toHost, instance_uuid: result.instanceUuid, journal: result.journalPath }, 0);
+    return report('', 0);
   },
 };

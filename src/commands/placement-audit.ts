@@ -6,7 +6,8 @@ import { formatInterruptSummary } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { NOVA_RESOURCE_CLASSES } from '../domain/audit/nova-orphaned-allocations.js';
 import { runPlacementAudit } from '../operations/placement-audit.js';
-import { journalSettings, printJson, useDeployment } from './shared/deployment.js';
+import { journalSettings, useDeployment } from './shared/deployment.js';
+import { jsonResult, lines, report } from '../cli/results.js';
 
 interface PlacementAuditOptions {
   readonly verbose: boolean;
@@ -96,23 +97,22 @@ export const placementAuditCommand: CommandSpec<PlacementAuditOptions> = {
       for (const line of renderPlacementAuditLines(result, true)) ctx.log?.info(line);
       for (const line of renderPlacementAuditFailures(result)) ctx.log?.warning(line);
     }
-    if (o.json) printJson(ctx, renderPlacementAuditJson(result));
-    else for (const line of renderPlacementAuditLines(result, o.verbose)) ctx.stdout.write(line + '\n');
+    let after: string | undefined;
     if (result.kind === 'audited' && result.interrupted !== undefined) {
       const { reason, notStarted } = result.interrupted;
       const deleted = result.providers.reduce((n, p) => n + p.orphans.filter((x) => x.outcome.status === 'deleted').length, 0);
-      ctx.stderr.write(
-        formatInterruptSummary(
+      after = formatInterruptSummary(
           `nova-reconcile: interrupted by ${reason}: the allocations of ${deleted} orphaned consumer(s) deleted, ${notStarted} not started.`,
           result.journalPath,
           'to undo what was deleted',
           'run the same command again (it audits what is there now).',
           ctx.selfCommand,
           ctx.configSources,
-        ),
-      );
+        );
       ctx.log?.warning(`placement audit --delete interrupted by ${reason}: ${deleted} deleted, ${notStarted} not started${result.journalPath === undefined ? '' : ` (journal ${result.journalPath})`}`);
     }
-    return placementAuditExitCode(result);
+    const exitCode = placementAuditExitCode(result);
+    if (o.json) return jsonResult(renderPlacementAuditJson(result), exitCode, after);
+    return report(lines(renderPlacementAuditLines(result, o.verbose)), exitCode, after);
   },
 };

@@ -5,7 +5,8 @@ import { flagOption, stringOption } from '../cli/options.js';
 import { formatInterruptSummary } from '../cli/suggestions.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { runHealAllocations } from '../operations/heal-allocations.js';
-import { journalSettings, printJson, useDeployment } from './shared/deployment.js';
+import { journalSettings, useDeployment } from './shared/deployment.js';
+import { jsonResult, lines, report } from '../cli/results.js';
 
 interface HealAllocationsOptions {
   readonly instanceUuid: string | undefined;
@@ -120,22 +121,20 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
       for (const line of renderHealLines(shown, true)) ctx.log?.info(line);
       for (const line of renderHealNotes(shown)) ctx.log?.warning(line);
     }
-    if (o.json) printJson(ctx, renderHealJson(shown));
-    else for (const line of renderHealLines(shown, o.verbose)) ctx.stdout.write(line + '\n');
+    let after: string | undefined;
     if (interrupted !== undefined) {
       const healed = result.steps.filter((s) => 'status' in s && s.status === 'healed').length;
-      ctx.stderr.write(
-        formatInterruptSummary(
+      after = formatInterruptSummary(
           `nova-reconcile: interrupted by ${interrupted.reason}: ${healed} instance(s) healed, ${interrupted.notStarted} not started.`,
           result.journalPath,
           'to undo what was healed',
           'run the same command again (it heals what is still missing).',
           ctx.selfCommand,
           ctx.configSources,
-        ),
-      );
+        );
       ctx.log?.warning(`placement heal_allocations interrupted by ${interrupted.reason}: ${healed} instance(s) healed, ${interrupted.notStarted} not started${result.journalPath === undefined ? '' : ` (journal ${result.journalPath})`}`);
     }
-    return shown.end.code;
+    if (o.json) return jsonResult(renderHealJson(shown), shown.end.code, after);
+    return report(lines(renderHealLines(shown, o.verbose)), shown.end.code, after);
   },
 };

@@ -8,7 +8,7 @@ import { createSandbox, requireScenario } from '../sandbox/create-sandbox.js';
 import { renderSandboxReport, sandboxReportJson } from '../cli/render-sandbox.js';
 import { SCENARIOS, type Scenario } from '../sandbox/scenarios.js';
 import { ReconcileError } from '../errors.js';
-import { printJson } from './shared/deployment.js';
+import { jsonResult, report } from '../cli/results.js';
 
 const DEFAULT_SCENARIO = 'libvirt';
 
@@ -64,8 +64,7 @@ export const sandboxCreateCommand: CommandSpec<SandboxCreateOptions> = {
       force: o.force,
       progress: (line) => ctx.stderr.write(`${line}\n`),
     });
-    if (o.json) printJson(ctx, sandboxReportJson(info, ctx.selfCommand));
-    else ctx.stdout.write(renderSandboxReport(info, ctx.selfCommand));
-    return RECONCILE_EXIT.clean;
+    if (o.json) return jsonResult(sandboxReportJson(info, ctx.selfCommand), RECONCILE_EXIT.clean);
+    return report(renderSandboxReport(info, ctx.selfCommand), RECONCILE_EXIT.clean);
   },
 };

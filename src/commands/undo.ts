@@ -4,7 +4,8 @@ import { flagOption, stringOption } from '../cli/options.js';
 import { FORMAT_OPTION, type CommandSpec } from '../cli/spec.js';
 import { withApplyLock } from '../operations/apply-plan.js';
 import { readJournalFor, undoJournal } from '../operations/undo.js';
-import { printJson, useDeployment } from './shared/deployment.js';
+import { useDeployment } from './shared/deployment.js';
+import { jsonResult, lines, report, type CommandResult } from '../cli/results.js';
 import { signalExitCode } from '../cli/context.js';
 import { undoCommandLine } from '../cli/suggestions.js';
 
@@ -113,23 +114,22 @@ export const undoCommand: CommandSpec<UndoOptions> = {
     }
     // The document keeps its keys; an interruption is told on stderr (below).
     const { interrupted: _interrupted, ...doc } = result;
-    if (o.json) printJson(ctx, { ...doc, changed: count('restored') > 0, ...(dryRun ? { would_change: count('would-restore') > 0 } : {}) });
-    else {
-      ctx.stdout.write(`undo of ${result.command} (${result.journal}): ${count(dryRun ? 'would-restore' : 'restored')} change(s) ${dryRun ? 'would be ' : ''}restored, ${count('already-restored')} already restored, ${count('refused')} ${dryRun ? 'would be ' : ''}refused.\n`);
-      for (const i of result.items) if (i.status === 'refused') ctx.stdout.write(`  refused: change ${i.seq} (${i.unit}): ${i.reason}\n`);
-      if (dryRun && count('would-restore') > 0) ctx.stdout.write('Nothing was changed. Re-run with --apply to restore.\n');
-    }
+    const text = (): string =>
+      `undo of ${result.command} (${result.journal}): ${count(dryRun ? 'would-restore' : 'restored')} change(s) ${dryRun ? 'would be ' : ''}restored, ${count('already-restored')} already restored, ${count('refused')} ${dryRun ? 'would be ' : ''}refused.\n` +
+      lines(result.items.flatMap((i) => (i.status === 'refused' ? [`  refused: change ${i.seq} (${i.unit}): ${i.reason}`] : []))) +
+      (dryRun && count('would-restore') > 0 ? 'Nothing was changed. Re-run with --apply to restore.\n' : '');
+    const output = (exitCode: number, after?: string): CommandResult =>
+      o.json ? jsonResult({ ...doc, changed: count('restored') > 0, ...(dryRun ? { would_change: count('would-restore') > 0 } : {}) }, exitCode, after) : report(text(), exitCode, after);
     if (result.interrupted !== undefined) {
-      ctx.stderr.write(
+      const after =
         `nova-reconcile: interrupted by ${result.interrupted.reason}: ${count('restored')} change(s) restored, ${result.interrupted.notStarted} not started.\n` +
           (result.undoJournalPath === undefined ? '' : `  journal: ${result.undoJournalPath}\n`) +
-          `  to finish: ${undoCommandLine(ctx.selfCommand, ctx.configSources, result.journal)} (rows already restored are left alone)\n`,
-      );
+          `  to finish: ${undoCommandLine(ctx.selfCommand, ctx.configSources, result.journal)} (rows already restored are left alone)\n`;
       ctx.log?.warning(`undo of ${result.command} (${result.journal}) interrupted by ${result.interrupted.reason}: ${result.interrupted.notStarted} change(s) not started`);
-      return signalExitCode(result.interrupted.reason);
+      return output(signalExitCode(result.interrupted.reason), after);
     }
-    if (count('refused') > 0) return RECONCILE_EXIT.partial;
-    if (dryRun) return count('would-restore') > 0 ? RECONCILE_EXIT.findings : RECONCILE_EXIT.clean;
-    return count('restored') > 0 ? RECONCILE_EXIT.applied : RECONCILE_EXIT.clean;
+    if (count('refused') > 0) return output(RECONCILE_EXIT.partial);
+    if (dryRun) return output(count('would-restore') > 0 ? RECONCILE_EXIT.findings : RECONCILE_EXIT.clean);
+    return output(count('restored') > 0 ? RECONCILE_EXIT.applied : RECONCILE_EXIT.clean);
   },
 };

@@ -14,6 +14,7 @@ import { stringOption } from '../cli/options.js';
 import { TABLE_WIDTH_OPTIONS, tableWidth } from '../cli/table-width.js';
 import { helpWidth, renderCommandHelpFooter, renderTopLevelHelp, type CommandSummary } from '../cli/help.js';
 import { reportError } from '../cli/report-error.js';
+import { writeResult } from '../cli/render-result.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
 import { findCommand, loadCommandIndex, similarCommands } from './command-index.js';
 import { loadCommandSpec } from './command-modules.js';
@@ -112,7 +113,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     const started = Date.now();
     try {
       // The spec's parse checks the options' form (usage or input errors, mapped below as any other) before run reads anything.
-      const code = await spec.run(commandCtx, spec.parse(parsed.options, parsed.args), parsed.args);
+      const code = writeResult(ctx, await spec.run(commandCtx, spec.parse(parsed.options, parsed.args), parsed.args));
       operatorLog.debug(`exit code ${code}`);
       return code;
     } finally {

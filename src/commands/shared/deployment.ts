@@ -1,6 +1,4 @@
 // Open the deployment named by the configuration for one command run.
-import type { JsonDocument } from '../../cli/json-contract.js';
-import { jsonDocument } from '../../cli/json-contract.js';
 import type { CommandContext } from '../../cli/spec.js';
 import { openDeployment, type Deployment } from '../../operations/open-deployment.js';
 import type { JournalSettings } from '../../operations/journal.js';
@@ -15,15 +13,6 @@ export function deploymentReport(ctx: CommandContext): { warn: (line: string) =>
     ctx.stderr.write(text + '\n');
   };
   return ctx.debug ? { warn: line, debug: line } : { warn: line };
-}
-
-/**
- * Every JSON document: schema_version first (schemas/<command>.schema.json
- * describe them; see jsonDocument), and `changed`, so Ansible's changed_when
- * has one key to read whatever the command.
- */
-export function printJson(ctx: CommandContext, doc: JsonDocument): void {
-  ctx.stdout.write(JSON.stringify(jsonDocument(doc), null, 2) + '\n');
 }
 
 /**

@@ -3,7 +3,6 @@
 // --remap (a plan that moves a mapping to the cell that now holds the host).
 // Without their options discover_hosts only takes its options' form from
 // this file (parseDiscoverHosts).
-import { RECONCILE_EXIT } from '../../cli/exit-codes.js';
 import { flagOption, givenOption, listOption, stringOption } from '../../cli/options.js';
 import { firstFailure, mergeDiscoverPasses, renderDiscoverJson, renderDiscoverVerbose, renderDiscoverWarnings } from '../../cli/render-discover.js';
 import type { CommandContext, CommandOptions } from '../../cli/spec.js';
@@ -14,7 +13,8 @@ import type { DiscoverOptions, DiscoverResult } from '../../operations/discover-
 import { discoverUntilMapped } from '../../operations/discover-until-mapped.js';
 import { planHostMappingRemap } from '../../operations/host-mapping-plans.js';
 import { SCHEDULER_CACHE_NOTE } from './host-mapping-notes.js';
-import { printJson, useDeployment } from './deployment.js';
+import { useDeployment } from './deployment.js';
+import { jsonResult, lines, report, type CommandResult } from '../../cli/results.js';
 import { parsePlanRun, runPlanCommand, type PlanRunOptions } from './plan-command.js';
 
 /** nova-manage's discover_hosts, and --expect's additions to it. */
@@ -98,18 +98,18 @@ function parseExpect(raw: CommandOptions, dryRun: boolean): ExpectOptions {
   return { hosts, file, waitSeconds, intervalSeconds };
 }
 
-export async function runRemap(ctx: CommandContext, { cellUuid, run }: { readonly cellUuid: string | undefined; readonly run: PlanRunOptions }): Promise<number> {
-  const code = await runPlanCommand(ctx, run, (d) => planHostMappingRemap(d, cellUuid), { ironicSettings: false });
-  if (run.apply && (code === RECONCILE_EXIT.applied || code === RECONCILE_EXIT.partial)) ctx.stderr.write(SCHEDULER_CACHE_NOTE + '\n');
-  return code;
+export async function runRemap(ctx: CommandContext, { cellUuid, run }: { readonly cellUuid: string | undefined; readonly run: PlanRunOptions }): Promise<CommandResult> {
+  return runPlanCommand(ctx, run, (d) => planHostMappingRemap(d, cellUuid), { ironicSettings: false, appliedNote: SCHEDULER_CACHE_NOTE });
 }
 
-export async function runExpect(ctx: CommandContext, o: DiscoverRunOptions & { readonly expect: ExpectOptions }, discover: DiscoverOptions): Promise<number> {
+export async function runExpect(ctx: CommandContext, o: DiscoverRunOptions & { readonly expect: ExpectOptions }, discover: DiscoverOptions): Promise<CommandResult> {
   const expect = expectedHosts(o.expect);
   const { waitSeconds, intervalSeconds } = o.expect;
   const json = o.json;
   const progress = ctx.stderrIsTty && !json;
   let drawn = false;
+  // --verbose's lines of the passes that created mappings, printed once the wait is over.
+  const verbose: string[] = [];
   const result = await useDeployment(ctx, (d) =>
     discoverUntilMapped(d, {
       expect,
@@ -121,7 +121,7 @@ export async function runExpect(ctx: CommandContext, o: DiscoverRunOptions & { r
         if (progress && drawn) ctx.stderr.write('\r\x1b[K');
         drawn = false;
         if (!json && o.verbose && (index === 0 || pass.cells.some((c) => c.kind === 'discovered' && c.created.length > 0)))
-          for (const line of renderDiscoverVerbose(pass)) ctx.stdout.write(line + '\n');
+          verbose.push(...renderDiscoverVerbose(pass));
         if (progress && missing.length > 0 && waited < waitSeconds) {
           ctx.stderr.write(`waiting for ${missing.length} expected host(s) to be mapped (${Math.floor(waited)} s of ${waitSeconds} s): ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
           drawn = true;
@@ -135,16 +135,14 @@ export async function runExpect(ctx: CommandContext, o: DiscoverRunOptions & { r
   const failure = firstFailure(merged);
   // 1 when an expected host is still unmapped, or --strict and nothing was created.
   const unmet = result.missing.length > 0 || (o.strict && !merged.cells.some((c) => c.kind === 'discovered' && c.created.length > 0));
+  const exitCode = failure !== undefined ? 255 : unmet ? 1 : 0;
+  const after = failure === undefined && result.missing.length > 0 ? `ERROR: ${result.missing.length} expected host(s) not mapped after ${result.waitedSeconds} s: ${result.missing.join(', ')}\n` : undefined;
   if (json) {
     // `ok` is false whenever the run exits non-zero, not only when a cell failed.
-    printJson(ctx, { ...renderDiscoverJson(merged), ok: failure === undefined && !unmet, expected: expect, mapped: result.mapped, missing: result.missing, waited_s: result.waitedSeconds, passes: result.passes.length });
+    return jsonResult({ ...renderDiscoverJson(merged), ok: failure === undefined && !unmet, expected: expect, mapped: result.mapped, missing: result.missing, waited_s: result.waitedSeconds, passes: result.passes.length }, exitCode, after);
   }
-  if (failure !== undefined) {
-    if (json) return 255;
-    throw failure.error;
-  }
-  if (result.missing.length > 0) ctx.stderr.write(`ERROR: ${result.missing.length} expected host(s) not mapped after ${result.waitedSeconds} s: ${result.missing.join(', ')}\n`);
-  return unmet ? 1 : 0;
+  const text = lines(verbose);
+  return failure === undefined ? report(text, exitCode, after) : { kind: 'failed', text, error: failure.error };
 }
 
 /** --expect's hosts and the --expect-file's, once each. */

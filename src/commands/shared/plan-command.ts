@@ -1,30 +1,28 @@
 // The shared shape of every mutating reconciliation command: parse the run
 // options (--apply, --plan-in/--plan-out, --max-count, the circuit breaker's
 // limits) in the command's `parse` (parsePlanRun), run the pipeline (operations/run-plan.ts: plan; with --apply plan
-// again under the apply lock and apply), render its outcome, and map it to an
-// exit code: a dry run exits 3 (0 when empty), an apply by applyExitCode.
-import { RECONCILE_EXIT, applyExitCode, reconcileExitCodes } from '../../cli/exit-codes.js';
-import { PLAN_COLUMNS, applyChanged, applyJson, planJson, planListing, renderApplyText, renderPlanText } from '../../cli/render-plan.js';
+// again under the apply lock and apply), and return its outcome, which
+// cli/render-plan-outcome.ts prints and maps to an exit code.
+import { reconcileExitCodes } from '../../cli/exit-codes.js';
+import { PLAN_COLUMNS, applyChanged } from '../../cli/render-plan.js';
+import type { PlanOutcomeResult } from '../../cli/results.js';
 import type { CommandContext, CommandOptions, OptionSpec } from '../../cli/spec.js';
-import { paletteFor } from '../../cli/colour.js';
-import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, renderListing, selectColumns, type ListingFormat } from '../../cli/listing.js';
+import { COLUMN_OPTION, LISTING_FORMAT_OPTION, columnsOption, listingFormat, type ListingFormat } from '../../cli/listing.js';
 import { TABLE_WIDTH_OPTIONS } from '../../cli/table-width.js';
 import { flagOption, stringOption } from '../../cli/options.js';
 import { planWithConfigArguments, undoCommandLine } from '../../cli/suggestions.js';
 import { checkIronicSettings } from '../../config/load-config.js';
 import { parseFraction } from '../../config/option-values.js';
 import type { ReconcileSettings } from '../../config/types.js';
-import { LIMIT_OVERRIDE, type LimitTrip, type PlanLimits } from '../../domain/plan-limits.js';
-import type { StaleUnit } from '../../domain/plan-review.js';
-import { isEmptyPlan, type Plan } from '../../domain/plan.js';
+import { LIMIT_OVERRIDE, type PlanLimits } from '../../domain/plan-limits.js';
+import type { Plan } from '../../domain/plan.js';
 import { ReconcileError } from '../../errors.js';
-import type { ApplyResult, UnitOutcome } from '../../operations/apply-plan.js';
+import type { ApplyResult } from '../../operations/apply-plan.js';
 import type { Deployment } from '../../operations/open-deployment.js';
 import { planOptionsOf, readPlanFile, type PlanFile, type PlanOptions } from '../../operations/plan-file.js';
 import { runPlan, type ApplyWatch, type Gate } from '../../operations/run-plan.js';
-import { deploymentReport, printJson } from './deployment.js';
+import { deploymentReport } from './deployment.js';
 import { createProgress } from '../../cli/progress.js';
-import { signalExitCode } from '../../cli/context.js';
 import { formatInterruptSummary } from '../../cli/suggestions.js';
 
 /** A plan command's --dry-run: what it does without --apply anyway, accepted so that every mutating command takes it. */
@@ -156,6 +154,8 @@ export interface PlanCommandHooks {
    * lock taken.
    */
   readonly ironicSettings?: false;
+  /** stderr lines once something was applied (exit 4 or 5): what the operator must do next. */
+  readonly appliedNote?: string;
 }
 
 interface Settings {
@@ -168,20 +168,14 @@ interface Settings {
 /**
  * Fill in the run options' defaults from nova.conf and read the --plan-in
  * file (before any database is opened), run the pipeline
- * (operations/run-plan.ts), render its outcome and map it to an exit code.
+ * (operations/run-plan.ts) and return its outcome with what the command adds
+ * to it (cli/render-plan-outcome.ts prints it and maps it to an exit code).
  */
-export async function runPlanCommand(ctx: CommandContext, run: PlanRunOptions, buildPlan: (d: Deployment) => Promise<Plan>, hooks: PlanCommandHooks = {}): Promise<number> {
-  const { format, columns } = run;
-  const json = format === 'json';
-  const palette = paletteFor(ctx);
+export async function runPlanCommand(ctx: CommandContext, run: PlanRunOptions, buildPlan: (d: Deployment) => Promise<Plan>, hooks: PlanCommandHooks = {}): Promise<PlanOutcomeResult> {
   const config = ctx.loadConfig();
   if (hooks.ironicSettings !== false) checkIronicSettings(config);
   const reconcile = config.reconcile;
   const s = settingsOf(run, reconcile);
-  const deferredLine = (deferred: number): string =>
-    deferred === 0 ? '' : `${deferred} more unit(s) left for a later run (--max-count ${String(s.maxCount)}).\n`;
-  const followUp = (result: ApplyResult | undefined): string => hooks.followUp?.(result) ?? '';
-  const extras = (result: ApplyResult | undefined): object => hooks.jsonExtras?.(result) ?? {};
   const outcome = await runPlan(
     config,
     // Refusals' suggested commands keep the user's --config-file/--config-dir.
@@ -200,56 +194,23 @@ export async function runPlanCommand(ctx: CommandContext, run: PlanRunOptions, b
       report: deploymentReport(ctx),
     },
   );
-
-  if (outcome.kind === 'dry-run') {
-    const { plan, deferred } = outcome;
-    const verdict = dryRunVerdict(plan, outcome.gate, hooks);
-    if (json)
-      printJson(ctx, {
-        ...planJson(plan),
-        dry_run: true,
-        changed: false,
-        // What --apply would do now: false when the plan is empty, every item is refused, or the circuit breaker would stop it.
-        would_change: verdict.applicable,
-        deferred_units: deferred,
-        applicable: verdict.applicable,
-        breaker: outcome.gate.trips.map(tripJson),
-        ...(s.planOut === undefined ? {} : { plan_file: s.planOut }),
-        ...extras(undefined),
-      });
-    else if (format === 'value' || format === 'csv' || columns !== undefined)
-      ctx.stdout.write(renderListing(selectColumns(planListing(plan), columns), format === 'value' || format === 'csv' ? format : 'table', ctx, (column, text) => (column === 'action' ? palette.verb(text) : text)));
-    else ctx.stdout.write(renderPlanText(plan, palette) + deferredLine(deferred) + (isEmptyPlan(plan) ? '' : `\n${verdict.text}`) + (s.planOut === undefined ? '' : `plan written to ${s.planOut}\n`) + followUp(undefined));
-    return isEmptyPlan(plan) ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
-  }
-
-  if (outcome.kind === 'blocked') {
-    const { plan: full, stale, gate } = outcome;
-    const { trips, blocked } = gate;
-    // A trip is one line on stderr, for cron's log.
-    if (trips.length > 0) ctx.stderr.write(`nova-reconcile: circuit breaker tripped: ${trips.map((t) => t.message).join('; ')}; nothing was applied (override: ${LIMIT_OVERRIDE})\n`);
-    for (const r of full.refused) ctx.log?.warning(`refused: ${r.subject}: ${r.reason}`);
-    ctx.log?.warning(`refused to apply ${full.command}: ${[...trips.map((t) => `circuit breaker: ${t.message}`), ...(blocked === undefined ? [] : [blocked])].join('; ')}; nothing was applied`);
-    if (json) printJson(ctx, { ...planJson(full), dry_run: false, changed: false, applied: [], skipped: stale.map(staleJson), breaker: trips.map(tripJson), journal: null, ...extras(undefined) });
-    else ctx.stdout.write(renderPlanText(full, palette) + `\n${notApplied(trips, blocked)}` + staleText(stale));
-    return RECONCILE_EXIT.findings;
-  }
-
-  const { plan, deferred, stale, applied, result } = outcome;
-  logApply(ctx, applied);
-  const nothing = isEmptyPlan(plan) && stale.length === 0;
-  // The command that undoes what was written, with the user's --config-file/--config-dir.
-  const undo = applyChanged(result) && result.journalPath !== undefined ? undoCommandLine(ctx.selfCommand, ctx.configSources, result.journalPath) : undefined;
-  if (plan.units.length > 0) ctx.stderr.write(`${doneLine(result, plan.units.length)}\n`);
-  // An interrupted apply's summary below says it in its own words.
-  if (undo !== undefined && applied.interrupted === undefined) ctx.stderr.write(`undo: ${undo}\n`);
-  if (json) printJson(ctx, { ...applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result), undo_command: undo ?? null, deferred_units: deferred, breaker: [], ...extras(result) });
-  else ctx.stdout.write((nothing ? renderPlanText(plan, palette) : renderApplyText(result, palette)) + deferredLine(deferred) + (nothing ? '' : followUp(result)));
-  if (applied.interrupted !== undefined) {
-    ctx.stderr.write(interruptSummary(applied, plan.units.length, ctx));
-    return signalExitCode(applied.interrupted.reason);
-  }
-  return applyExitCode(result);
+  const result = outcome.kind === 'applied' ? outcome.result : undefined;
+  if (outcome.kind === 'blocked') logRefusal(ctx, outcome.plan, outcome.gate);
+  if (outcome.kind === 'applied') logApply(ctx, outcome.applied);
+  return {
+    kind: 'plan',
+    outcome,
+    format: run.format,
+    columns: run.columns,
+    maxCount: s.maxCount,
+    planOut: s.planOut,
+    allOrNothing: hooks.allOrNothing !== undefined,
+    extras: hooks.jsonExtras?.(result) ?? {},
+    followUp: hooks.followUp?.(result) ?? '',
+    undo: result !== undefined && applyChanged(result) && result.journalPath !== undefined ? undoCommandLine(ctx.selfCommand, ctx.configSources, result.journalPath) : undefined,
+    interruptSummary: outcome.kind === 'applied' && outcome.applied.interrupted !== undefined ? interruptSummary(outcome.applied, outcome.plan.units.length, ctx) : undefined,
+    appliedNote: hooks.appliedNote,
+  };
 }
 
 /**
@@ -275,12 +236,6 @@ function watchApply(ctx: CommandContext, plan: Plan): ApplyWatch {
   };
 }
 
-/** The apply's last count, always on stderr (cron's log keeps it). */
-function doneLine(result: ApplyResult, total: number): string {
-  const count = (status: UnitOutcome['status']): number => result.outcomes.filter((u) => u.status === status).length;
-  return `done ${result.outcomes.length}/${total} unit(s): ${count('applied')} applied, ${count('already-done')} already done, ${count('skipped')} skipped`;
-}
-
 /** What an interrupted apply did, where its journal is and how to undo or finish it (stderr). */
 function interruptSummary(result: ApplyResult, total: number, ctx: CommandContext): string {
   const applied = result.outcomes.filter((u) => u.status === 'applied').length;
@@ -292,6 +247,12 @@ function interruptSummary(result: ApplyResult, total: number, ctx: CommandContex
     ctx.selfCommand,
     ctx.configSources,
   );
+}
+
+/** A blocked apply goes to the operator log: its refusals and why nothing was applied. */
+function logRefusal(ctx: CommandContext, full: Plan, { trips, blocked }: Gate): void {
+  for (const r of full.refused) ctx.log?.warning(`refused: ${r.subject}: ${r.reason}`);
+  ctx.log?.warning(`refused to apply ${full.command}: ${[...trips.map((t) => `circuit breaker: ${t.message}`), ...(blocked === undefined ? [] : [blocked])].join('; ')}; nothing was applied`);
 }
 
 /** Applied units and refusals go to the operator log (--log-file, syslog), one line each. */
@@ -306,33 +267,6 @@ function logApply(ctx: CommandContext, result: ApplyResult): void {
   }
   for (const r of result.refused) log.warning(`refused: ${r.subject}: ${r.reason}`);
   if (result.interrupted !== undefined) log.warning(`interrupted by ${result.interrupted.reason}: ${result.interrupted.notStarted} unit(s) not started${journal}`);
-}
-
-function dryRunVerdict(plan: Plan, { trips, blocked }: Gate, hooks: PlanCommandHooks): { applicable: boolean; text: string } {
-  if (plan.units.length === 0) return { applicable: false, text: 'Nothing was changed, and --apply would change nothing: every item is refused (the reasons are listed above).\n' };
-  if (trips.length > 0 || blocked !== undefined) return { applicable: false, text: `Nothing was changed. --apply would apply nothing: ${[...trips.map((t) => t.message), ...(blocked === undefined ? [] : [blocked])].join('; ')}.${trips.length > 0 ? ` Review the plan; ${LIMIT_OVERRIDE} applies it.` : ''}\n` };
-  const refusedNote = plan.refused.length > 0 && hooks.allOrNothing === undefined ? ` The ${plan.refused.length} refused item(s) will be left alone.` : '';
-  return { applicable: true, text: `Nothing was changed. Re-run with --apply to apply this plan.${refusedNote}\n` };
-}
-
-function notApplied(trips: readonly LimitTrip[], blocked: string | undefined): string {
-  const lines = ['Nothing was applied:'];
-  for (const t of trips) lines.push(`  - circuit breaker: ${t.message}`);
-  if (trips.length > 0) lines.push(`    (review the plan; ${LIMIT_OVERRIDE} applies it, --max-apply-units / --max-apply-fraction or [nova_reconcile] change the limits)`);
-  if (blocked !== undefined) lines.push(`  - ${blocked}`);
-  return lines.join('\n') + '\n';
-}
-
-function staleText(stale: readonly StaleUnit[]): string {
-  return stale.map((st) => `  SKIPPED: ${st.unit.title}: ${st.reason}\n`).join('');
-}
-
-function staleJson(st: StaleUnit): object {
-  return { id: st.unit.id, reason: st.reason, changes_applied: 0 };
-}
-
-function tripJson(t: LimitTrip): object {
-  return { limit: t.limit, max: t.max, units: t.units, objects: t.objects, ...(t.total === undefined ? {} : { total: t.total }), scope: t.scope, message: t.message, override: LIMIT_OVERRIDE };
 }
 
 /** The run options with [nova_reconcile]'s defaults, and the --plan-in file read (bad input is reported before any database is opened). */
