@@ -3,6 +3,7 @@
 // nothing is shown unless --progress asks for it, and then one plain line is
 // written at most every LINE_MS, so a cron log stays short. The line says
 // the phase, done/total and the rate.
+import type { Reporter } from '../operations/reporter.js';
 import type { RunContext } from './context.js';
 
 const REDRAW_MS = 100;
@@ -77,6 +78,22 @@ export function createProgress(ctx: Pick<RunContext, 'stderr' | 'stderrIsTty' | 
       if (tty && drawn) ctx.stderr.write('\r\x1b[K');
       drawn = false;
     },
+  };
+}
+
+/** The run's reporter: its lines on stderr (the progress line erased first), --debug's only with --debug, and one progress line. */
+export function createReporter(ctx: Pick<RunContext, 'stderr' | 'stderrIsTty' | 'stderrColumns'>, opts: { readonly debug: boolean; readonly forced: boolean }): Reporter {
+  const line = createProgress(ctx, { forced: opts.forced });
+  const warn = (text: string): void => {
+    line.clear();
+    ctx.stderr.write(text + '\n');
+  };
+  return {
+    warn,
+    ...(opts.debug ? { debug: warn } : {}),
+    phase: (name, total) => line.phase(name, total),
+    update: (done, detail) => line.update(done, detail),
+    clear: () => line.clear(),
   };
 }
 

@@ -7,6 +7,7 @@ import type { RunContext } from './context.js';
 import type { OperatorLog } from './oslo-log.js';
 import type { CommandResult } from './results.js';
 import type { OptionSpec } from './option-spec.js';
+import type { Reporter } from '../operations/reporter.js';
 
 export type { OptionSpec } from './option-spec.js';
 
@@ -27,6 +28,8 @@ export interface CommandContext extends RunContext {
   readonly stats: boolean;
   /** --progress: progress lines on stderr even when it is not a terminal. */
   readonly progress?: boolean;
+  /** Where operations report progress and warnings on stderr (cli/progress.ts createReporter). */
+  readonly reporter: Reporter;
   /** The operator log (--log-file, --use-syslog, nova.conf [DEFAULT] log_file ...): applied changes and refusals. */
   readonly log?: OperatorLog;
 }

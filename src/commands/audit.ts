@@ -11,7 +11,6 @@ import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
 import { FINDING_KINDS, type FindingKind } from '../domain/audit/index.js';
 import { ReconcileError } from '../errors.js';
 import { runAudit, type AuditRunOptions } from '../operations/audit.js';
-import { createProgress } from '../cli/progress.js';
 import { renderAuditMetrics, type AuditMetrics } from '../cli/render-prometheus.js';
 import { describeFileError, writeFileAtomically } from '../files.js';
 import { statSync } from 'node:fs';
@@ -143,7 +142,7 @@ export const auditCommand: CommandSpec<AuditOptions> = {
     }
     status.clear();
     const origin = describeIronicOrigin(result.ironicOrigin);
-    if (origin !== undefined) ctx.stderr.write(origin + '\n');
+    if (origin !== undefined) ctx.reporter.warn(origin);
     const findings = findingsWithConfigArguments(result.findings, ctx.configSources);
     const exitCode = result.findings.length === 0 ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
     const text = metricsFile !== undefined || prometheus ? metrics(findings, result.cells) : undefined;
@@ -194,9 +193,9 @@ function writeMetrics(path: string, text: string): void {
  */
 function auditProgress(ctx: CommandContext, verbose: boolean): { hooks: Pick<AuditRunOptions, 'progress' | 'onStep'>; clear(): void } {
   if (!ctx.stderrIsTty && ctx.progress !== true) {
-    return { hooks: verbose ? { progress: (line) => ctx.stderr.write(line + '\n') } : {}, clear: () => undefined };
+    return { hooks: verbose ? { progress: (line) => ctx.reporter.warn(line) } : {}, clear: () => undefined };
   }
-  const line = createProgress(ctx, { forced: ctx.progress === true });
+  const line = ctx.reporter;
   let auditing = false;
   return {
     hooks: {

@@ -83,7 +83,7 @@ export const discoverHostsCommand: CommandSpec<DiscoverHostsOptions> = {
     };
     if (o.mode === 'expect') return runExpect(ctx, o, options);
     const result = await useDeployment(ctx, (d) => discoverHosts(d, options));
-    for (const w of renderDiscoverWarnings(result)) ctx.stderr.write(w + '\n');
+    for (const w of renderDiscoverWarnings(result)) ctx.reporter.warn(w);
     logDiscoveryPass(ctx, result);
     const failure = firstFailure(result);
     const exitCode = failure !== undefined ? 255 : o.strict && !result.cells.some((c) => c.kind === 'discovered' && c.created.length > 0) ? 1 : 0;

@@ -77,7 +77,7 @@ export const computeNodeListCommand: CommandSpec<ComputeNodeListOptions> = {
       });
     });
     const origin = describeIronicOrigin(ironicOrigin);
-    if (origin !== undefined) ctx.stderr.write(origin + '\n');
+    if (origin !== undefined) ctx.reporter.warn(origin);
     if (format === 'json') return jsonResult({ changed: false, compute_nodes: nodes.map(nodeJson), ...ironicOriginJson(ironicOrigin) }, RECONCILE_EXIT.clean);
     const listing = selectColumns({ headers: HEADERS, rows: nodes.map(nodeRow) }, columns);
     return { kind: 'listing', listing, format, highlight: (palette, column, text) => (column === 'service' && text !== 'up' ? palette.warn(text) : text), exitCode: RECONCILE_EXIT.clean };

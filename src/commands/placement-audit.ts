@@ -91,7 +91,7 @@ export const placementAuditCommand: CommandSpec<PlacementAuditOptions> = {
         ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal, holdInterrupts: () => (ctx.interrupts as Interrupts).hold() }),
       }),
     );
-    for (const line of renderPlacementAuditFailures(result)) ctx.stderr.write(line + '\n');
+    for (const line of renderPlacementAuditFailures(result)) ctx.reporter.warn(line);
     // The operator log, for a run that deletes: its verbose lines and failures.
     if (o.delete) {
       for (const line of renderPlacementAuditLines(result, true)) ctx.log?.info(line);

@@ -115,7 +115,7 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
     const interrupted = result.interrupted;
     // Interrupted: nova's closing line would claim a finished run; the exit code is the signal's.
     const shown = interrupted === undefined ? result : { ...result, end: { code: signalExitCode(interrupted.reason), text: '', always: false, detail: null } };
-    for (const line of renderHealNotes(shown)) ctx.stderr.write(line + '\n');
+    for (const line of renderHealNotes(shown)) ctx.reporter.warn(line);
     // The operator log: what nova-manage --verbose would print of a run that writes, and its notes.
     if (!o.dryRun) {
       for (const line of renderHealLines(shown, true)) ctx.log?.info(line);

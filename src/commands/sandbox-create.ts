@@ -62,7 +62,7 @@ export const sandboxCreateCommand: CommandSpec<SandboxCreateOptions> = {
     const dir = resolve(ctx.cwd, o.dir);
     const info = await createSandbox(dir, o.scenario.name, {
       force: o.force,
-      progress: (line) => ctx.stderr.write(`${line}\n`),
+      progress: (line) => ctx.reporter.warn(line),
     });
     if (o.json) return jsonResult(sandboxReportJson(info, ctx.selfCommand), RECONCILE_EXIT.clean);
     return report(renderSandboxReport(info, ctx.selfCommand), RECONCILE_EXIT.clean);

@@ -88,7 +88,7 @@ export const undoCommand: CommandSpec<UndoOptions> = {
           allowTruncatedTail: o.allowTruncated,
           journalDir: settings.journalDir,
           undoJournalPath: o.undoJournal,
-          onJournal: (p) => ctx.stderr.write(`journal: ${p}\n`),
+          onJournal: (p) => ctx.reporter.warn(`journal: ${p}`),
           ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal }),
         });
       // Writes under the apply lock, as every applying command: two undos of

@@ -20,6 +20,7 @@ import { findCommand, loadCommandIndex, similarCommands } from './command-index.
 import { loadCommandSpec } from './command-modules.js';
 import { VERSION, VERSION_ARGUMENTS } from '../cli/version.js';
 import { renderStats } from '../cli/stats.js';
+import { createReporter } from '../cli/progress.js';
 import { loadColour } from '../cli/colour.js';
 import { openOperatorLog, resolveLogTarget, type OperatorLog } from '../cli/oslo-log.js';
 
@@ -106,6 +107,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
       debug,
       stats: globals.stats,
       progress: globals.progress,
+      reporter: createReporter(ctx, { debug, forced: globals.progress }),
       log: operatorLog,
       configSources: globals.sources,
       loadConfig: loadOnce,

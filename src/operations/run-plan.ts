@@ -7,11 +7,12 @@ import type { NovaConfig } from '../config/types.js';
 import type { LimitTrip, PlanLimits } from '../domain/plan-limits.js';
 import { matchReviewed, type StaleUnit } from '../domain/plan-review.js';
 import type { Plan } from '../domain/plan.js';
-import { applyPlan, deploymentIdentity, withApplyLock, type ApplyOptions, type ApplyResult, type UnitOutcome } from './apply-plan.js';
+import { applyPlan, deploymentIdentity, withApplyLock, type ApplyProgress, type ApplyResult, type UnitOutcome } from './apply-plan.js';
 import { openDeployment, type Deployment } from './open-deployment.js';
 import { checkPlanFile, planFromFile, writePlanOf, type PlanFile, type PlanOptions } from './plan-file.js';
 import { planLimitTrips } from './plan-limits.js';
 import { findWhatChanged } from './reviewed-units.js';
+import { deploymentReport, type InterruptControl, type Reporter } from './reporter.js';
 
 export interface RunPlanOptions {
   readonly apply: boolean;
@@ -36,14 +37,10 @@ export interface RunPlanOptions {
   readonly concurrency: number;
   /** [nova_reconcile] apply_batch_units (apply-batches.ts). */
   readonly batchUnits?: number;
-  /** Called just before the apply (under the lock, after the gate): how to watch and interrupt it; `finish` runs whatever the apply's end. */
-  readonly watchApply?: (plan: Plan) => ApplyWatch;
-  /** Where opening the deployment reports (an unknown alembic head; --debug: each database's release). */
-  readonly report?: { readonly warn?: (line: string) => void; readonly debug?: (line: string) => void };
-}
-
-export interface ApplyWatch extends Pick<ApplyOptions, 'signal' | 'onJournal' | 'onProgress'> {
-  readonly finish?: () => void;
+  /** Where the run reports: opening the deployment (an unknown alembic head; --debug: each database's release), the journal's path and the apply's progress line. */
+  readonly reporter?: Reporter;
+  /** Ctrl-C and SIGTERM, held from the start of the apply: they stop starting units instead of killing the process mid-unit. */
+  readonly interrupts?: InterruptControl;
 }
 
 /** What --apply would do, or why it would not. */
@@ -95,24 +92,36 @@ export async function runPlan(config: NovaConfig, buildPlan: (d: Deployment) => 
       // Nothing is applied: no journal, no write.
       if (gate.trips.length > 0 || gate.blocked !== undefined) return { kind: 'blocked', plan: full, stale, gate };
       const { plan, deferred } = limitPlan(full, options.maxCount);
-      const watch = options.watchApply?.(plan) ?? {};
-      let applied: ApplyResult;
-      try {
-        applied = await applyPlan(d, plan, {
-          journalPath: options.journalPath,
-          journalDir: options.journalDir,
-          concurrency: options.concurrency,
-          ...(options.batchUnits === undefined ? {} : { batchUnits: options.batchUnits }),
-          ...(watch.signal === undefined ? {} : { signal: watch.signal }),
-          ...(watch.onJournal === undefined ? {} : { onJournal: watch.onJournal }),
-          ...(watch.onProgress === undefined ? {} : { onProgress: watch.onProgress }),
-        });
-      } finally {
-        watch.finish?.();
-      }
+      const applied = await applyReporting(d, plan, options);
       return { kind: 'applied', plan, deferred, stale, applied, result: withStale(applied, stale, planIn?.doc) };
     });
-  }, options.report);
+  }, deploymentReport(options.reporter));
+}
+
+/** The apply, with its progress line and the journal's path on the reporter, and signals held while it runs. */
+async function applyReporting(d: Deployment, plan: Plan, options: RunPlanOptions): Promise<ApplyResult> {
+  const { reporter, interrupts } = options;
+  if (reporter !== undefined && plan.units.length > 0) reporter.phase(`applying ${plan.command}`, plan.units.length);
+  const release = interrupts?.hold() ?? ((): void => undefined);
+  try {
+    return await applyPlan(d, plan, {
+      journalPath: options.journalPath,
+      journalDir: options.journalDir,
+      concurrency: options.concurrency,
+      ...(options.batchUnits === undefined ? {} : { batchUnits: options.batchUnits }),
+      ...(interrupts === undefined ? {} : { signal: interrupts.signal }),
+      ...(reporter === undefined
+        ? {}
+        : {
+            onJournal: (path: string) => reporter.warn(`journal: ${path}`),
+            // Says what happened to the units so far: a skipped unit is never counted as applied.
+            onProgress: (p: ApplyProgress) => reporter.update(p.done, `${p.applied} applied, ${p.alreadyDone} already done, ${p.skipped} skipped`),
+          }),
+    });
+  } finally {
+    reporter?.clear();
+    release();
+  }
 }
 
 async function gateOf(d: Deployment, full: Plan, options: RunPlanOptions): Promise<Gate> {

@@ -2,17 +2,10 @@
 import type { CommandContext } from '../../cli/spec.js';
 import { openDeployment, type Deployment } from '../../operations/open-deployment.js';
 import type { JournalSettings } from '../../operations/journal.js';
+import { deploymentReport } from '../../operations/reporter.js';
 
 export async function useDeployment<T>(ctx: CommandContext, fn: (d: Deployment) => Promise<T>): Promise<T> {
-  return openDeployment(ctx.loadConfig(), fn, deploymentReport(ctx));
-}
-
-/** Where opening the deployment reports: an unknown alembic head's warning, and with --debug each database's release. */
-export function deploymentReport(ctx: CommandContext): { warn: (line: string) => void; debug?: (line: string) => void } {
-  const line = (text: string): void => {
-    ctx.stderr.write(text + '\n');
-  };
-  return ctx.debug ? { warn: line, debug: line } : { warn: line };
+  return openDeployment(ctx.loadConfig(), fn, deploymentReport(ctx.reporter));
 }
 
 /**
@@ -22,5 +15,5 @@ export function deploymentReport(ctx: CommandContext): { warn: (line: string) =>
  */
 export function journalSettings(ctx: CommandContext, journalPath: string | undefined): JournalSettings {
   const { journalDir, lockTimeout } = ctx.loadConfig().reconcile;
-  return { journalPath, journalDir, lockTimeout, onJournal: (path) => ctx.stderr.write(`journal: ${path}\n`) };
+  return { journalPath, journalDir, lockTimeout, onJournal: (path) => ctx.reporter.warn(`journal: ${path}`) };
 }

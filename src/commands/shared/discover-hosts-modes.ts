@@ -106,8 +106,8 @@ export async function runExpect(ctx: CommandContext, o: DiscoverRunOptions & { r
   const expect = expectedHosts(o.expect);
   const { waitSeconds, intervalSeconds } = o.expect;
   const json = o.json;
+  // The waiting line, on a terminal only.
   const progress = ctx.stderrIsTty && !json;
-  let drawn = false;
   // --verbose's lines of the passes that created mappings, printed once the wait is over.
   const verbose: string[] = [];
   const result = await useDeployment(ctx, (d) =>
@@ -118,20 +118,17 @@ export async function runExpect(ctx: CommandContext, o: DiscoverRunOptions & { r
       discover: { ...discover, reportUnmappedServices: json },
       onPass: (pass, index, missing, waited) => {
         logDiscoveryPass(ctx, pass);
-        if (progress && drawn) ctx.stderr.write('\r\x1b[K');
-        drawn = false;
+        if (progress) ctx.reporter.clear();
         if (!json && o.verbose && (index === 0 || pass.cells.some((c) => c.kind === 'discovered' && c.created.length > 0)))
           verbose.push(...renderDiscoverVerbose(pass));
-        if (progress && missing.length > 0 && waited < waitSeconds) {
-          ctx.stderr.write(`waiting for ${missing.length} expected host(s) to be mapped (${Math.floor(waited)} s of ${waitSeconds} s): ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
-          drawn = true;
-        }
+        if (progress && missing.length > 0 && waited < waitSeconds)
+          ctx.reporter.phase(`waiting for ${missing.length} expected host(s) to be mapped (${Math.floor(waited)} s of ${waitSeconds} s): ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''}`);
       },
     }),
   );
-  if (progress && drawn) ctx.stderr.write('\r\x1b[K');
+  if (progress) ctx.reporter.clear();
   const merged = mergeDiscoverPasses(result.passes);
-  for (const w of new Set(result.passes.flatMap(renderDiscoverWarnings))) ctx.stderr.write(w + '\n');
+  for (const w of new Set(result.passes.flatMap(renderDiscoverWarnings))) ctx.reporter.warn(w);
   const failure = firstFailure(merged);
   // 1 when an expected host is still unmapped, or --strict and nothing was created.
   const unmet = result.missing.length > 0 || (o.strict && !merged.cells.some((c) => c.kind === 'discovered' && c.created.length > 0));

@@ -110,7 +110,7 @@ function namingOrigin<T>(ctx: CommandContext, read: (d: Deployment) => Promise<T
       const value = await read(d);
       origin = snapshotOf(value).ironicOrigin;
       const line = describeIronicOrigin(origin);
-      if (line !== undefined) ctx.stderr.write(line + '\n');
+      if (line !== undefined) ctx.reporter.warn(line);
       return value;
     },
     jsonExtras: () => ironicOriginJson(origin),

@@ -20,9 +20,7 @@ import { ReconcileError } from '../../errors.js';
 import type { ApplyResult } from '../../operations/apply-plan.js';
 import type { Deployment } from '../../operations/open-deployment.js';
 import { planOptionsOf, readPlanFile, type PlanFile, type PlanOptions } from '../../operations/plan-file.js';
-import { runPlan, type ApplyWatch, type Gate } from '../../operations/run-plan.js';
-import { deploymentReport } from './deployment.js';
-import { createProgress } from '../../cli/progress.js';
+import { runPlan, type Gate } from '../../operations/run-plan.js';
 import { formatInterruptSummary } from '../../cli/suggestions.js';
 
 /** A plan command's --dry-run: what it does without --apply anyway, accepted so that every mutating command takes it. */
@@ -190,8 +188,8 @@ export async function runPlanCommand(ctx: CommandContext, run: PlanRunOptions, b
       journalDir: reconcile.journalDir,
       concurrency: reconcile.applyConcurrency,
       batchUnits: reconcile.applyBatchUnits,
-      watchApply: (plan) => watchApply(ctx, plan),
-      report: deploymentReport(ctx),
+      reporter: ctx.reporter,
+      ...(ctx.interrupts === undefined ? {} : { interrupts: ctx.interrupts }),
     },
   );
   const result = outcome.kind === 'applied' ? outcome.result : undefined;
@@ -210,29 +208,6 @@ export async function runPlanCommand(ctx: CommandContext, run: PlanRunOptions, b
     undo: result !== undefined && applyChanged(result) && result.journalPath !== undefined ? undoCommandLine(ctx.selfCommand, ctx.configSources, result.journalPath) : undefined,
     interruptSummary: outcome.kind === 'applied' && outcome.applied.interrupted !== undefined ? interruptSummary(outcome.applied, outcome.plan.units.length, ctx) : undefined,
     appliedNote: hooks.appliedNote,
-  };
-}
-
-/**
- * The progress line on stderr, and Ctrl-C or SIGTERM held from here on: they
- * stop starting units instead of killing the process mid-unit.
- */
-function watchApply(ctx: CommandContext, plan: Plan): ApplyWatch {
-  const progress = createProgress(ctx, { forced: ctx.progress === true });
-  if (plan.units.length > 0) progress.phase(`applying ${plan.command}`, plan.units.length);
-  const release = ctx.interrupts?.hold() ?? ((): void => undefined);
-  return {
-    ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal }),
-    onJournal: (path) => {
-      progress.clear();
-      ctx.stderr.write(`journal: ${path}\n`);
-    },
-    // Says what happened to the units so far: a skipped unit is never counted as applied.
-    onProgress: (p) => progress.update(p.done, `${p.applied} applied, ${p.alreadyDone} already done, ${p.skipped} skipped`),
-    finish: () => {
-      progress.clear();
-      release();
-    },
   };
 }
 

@@ -13,5 +13,5 @@ export function cellOption(raw: CommandOptions): string | undefined {
 
 /** Progress lines on stderr for long reads: on a terminal, or when asked for. */
 export function progressReporter(ctx: CommandContext, verbose: boolean): ((line: string) => void) | undefined {
-  return ctx.stderrIsTty || verbose ? (line) => ctx.stderr.write(line + '\n') : undefined;
+  return ctx.stderrIsTty || verbose ? (line) => ctx.reporter.warn(line) : undefined;
 }
