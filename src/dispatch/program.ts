@@ -7,7 +7,7 @@ import type { Option } from 'commander';
 import { loadConfig } from '../config/load-config.js';
 import type { ConfigSource, NovaConfig } from '../config/types.js';
 import { ReconcileError } from '../errors.js';
-import { expandOptionPrefixes, extractGlobalArgs } from '../cli/argv.js';
+import { expandOptionPrefixes, extractGlobalArgs, type GlobalArgs } from '../cli/argv.js';
 import type { RunContext } from '../cli/context.js';
 import { exitCodeFor, type CommandFamily } from '../cli/exit-codes.js';
 import { stringOption } from '../cli/options.js';
@@ -27,110 +27,131 @@ import { openOperatorLog, resolveLogTarget, type OperatorLog } from '../cli/oslo
 /** The first words that belong to nova-manage's grammar. */
 const COMPATIBLE_CATEGORIES = new Set(['cell_v2', 'placement', 'db']);
 
+/** What an error's report needs, learnt as the run goes. */
+interface RunState {
+  debug: boolean;
+  family: CommandFamily;
+  format: string;
+  configSources: readonly ConfigSource[];
+  log: OperatorLog | undefined;
+}
+
 export async function runCli(argv: readonly string[], ctx: RunContext): Promise<number> {
-  let debug = argv.includes('--debug') || argv.includes('-d');
-  let family: CommandFamily = COMPATIBLE_CATEGORIES.has(firstWord(argv) ?? '') ? 'compatible' : 'reconcile';
-  let format = 'table';
-  let configSources: readonly ConfigSource[] = [];
-  let log: OperatorLog | undefined;
+  const state: RunState = {
+    debug: argv.includes('--debug') || argv.includes('-d'),
+    family: COMPATIBLE_CATEGORIES.has(firstWord(argv) ?? '') ? 'compatible' : 'reconcile',
+    format: 'table',
+    configSources: [],
+    log: undefined,
+  };
   try {
-    const globals = extractGlobalArgs(argv);
-    debug = globals.debug;
-    configSources = globals.sources;
-    let rest = globals.rest;
-    if (globals.leadingUnknown !== undefined) return refuseLeadingOption(await loadCommandIndex(), globals.leadingUnknown, rest, ctx);
-    if (rest.length === 0) {
-      throw new ReconcileError('usage', 'no command given', { hint: 'run `nova-reconcile --help` for the list of commands' });
-    }
-    // `help compute_node list` is `compute_node list --help`.
-    if (rest[0] === 'help' && rest.length > 1) rest = [...rest.slice(1), '--help'];
-    // The help and the errors below need only the command index: the
-    // commands themselves are loaded once one is found (issue 20).
-    const index = await loadCommandIndex();
-    if (rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help') {
-      ctx.stdout.write(renderTopLevelHelp(index, helpWidth(ctx.stdoutColumns)));
-      return 0;
-    }
-    if (VERSION_ARGUMENTS.includes(rest[0] ?? '')) {
-      ctx.stdout.write(`${VERSION}\n`);
-      return 0;
-    }
-    const found = findCommand(index, rest);
-    if (found === undefined) {
-      const group = index.filter((c) => c.path[0] === rest[0]);
-      if (group.length > 0 && (rest[1] === '--help' || rest[1] === '-h')) {
-        ctx.stdout.write(renderTopLevelHelp(group, helpWidth(ctx.stdoutColumns)));
-        return 0;
-      }
-      if (group.length > 0 && (rest.length === 1 || (rest[1] ?? '').startsWith('-'))) {
-        // argparse: "the following arguments are required: action", one line.
-        const actions = group.map((c) => c.path.slice(1).join(' ')).join(', ');
-        throw new ReconcileError('usage', `"${rest[0]}" needs an action: one of ${actions}`, { hint: `run \`nova-reconcile ${rest[0]} --help\`` });
-      }
-      const words = rest.filter((w) => !w.startsWith('-')).slice(0, 2).join(' ');
-      const similar = similarCommands(index, rest);
-      const didYouMean = similar.length === 0 ? '' : `Did you mean ${similar.map((c) => `"${c}"`).join(' or ')}? `;
-      throw new ReconcileError('usage', `unknown command "${words}"`, { hint: `${didYouMean}run \`nova-reconcile --help\` for the list of commands` });
-    }
-    family = found.family;
-    // Only this command's module is loaded (command-modules.ts).
-    const spec = await loadCommandSpec(found.path);
-    if (spec === undefined) throw new Error(`the command index names ${found.path.join(' ')}, which no command module holds`);
-    const longOptions = longOptionNames(spec);
-    // After the command words, --verbose is the command's own where it has one (nova-manage's meaning), else oslo.log's.
-    const afterCommand = rest.slice(spec.path.length).filter((a) => longOptions.includes('--verbose') || a !== '--verbose');
-    const commandArgs = expandOptionPrefixes(afterCommand, longOptions);
-    commander ??= await import('commander'); // not at start-up: help and --version need none
-    await loadColour(ctx);
-    const parsed = parseCommandArgs(commander, spec, commandArgs, ctx);
-    if (parsed === 'help') return 0;
-    format = stringOption(parsed.options, 'format') ?? 'table';
-    let config: NovaConfig | undefined;
-    const loadOnce = (): NovaConfig => {
-      config ??= loadConfigFiles(globals.sources, globals.allowUnknownSchema, ctx);
-      return config;
-    };
-    const operatorLog = openOperatorLog({
-      name: `nova_reconcile.${spec.path.join('.')}`,
-      pid: ctx.pid ?? 0,
-      // nova.conf's [DEFAULT] logging options count only once a command has read it (sandbox create reads none).
-      target: () => resolveLogTarget(globals.log, config ?? tryLoad(loadOnce), ctx.cwd),
-      warn: (line) => ctx.stderr.write(line + '\n'),
-      syslogSocket: ctx.env['NOVA_RECONCILE_SYSLOG_SOCKET'],
-    });
-    log = operatorLog;
-    // Options given on the command line are checked before anything runs.
-    if (globals.log.logFile !== undefined || globals.log.logDir !== undefined || globals.log.useSyslog === true || globals.log.syslogFacility !== undefined) operatorLog.open();
-    const commandCtx: CommandContext = {
-      ...ctx,
-      stdoutColumns: spec.options.some((o) => TABLE_WIDTH_OPTIONS.includes(o)) ? tableWidth(parsed.options, ctx) : ctx.stdoutColumns,
-      debug,
-      stats: globals.stats,
-      progress: globals.progress,
-      reporter: createReporter(ctx, { debug, forced: globals.progress }),
-      log: operatorLog,
-      configSources: globals.sources,
-      loadConfig: loadOnce,
-    };
-    const started = Date.now();
-    try {
-      // The spec's parse checks the options' form (usage or input errors, mapped below as any other) before run reads anything.
-      const code = writeResult(ctx, await spec.run(commandCtx, spec.parse(parsed.options, parsed.args), parsed.args));
-      operatorLog.debug(`exit code ${code}`);
-      return code;
-    } finally {
-      if (globals.stats) ctx.stderr.write(renderStats(Date.now() - started, ctx.maxRssKb()) + '\n');
-    }
+    return await dispatch(argv, ctx, state);
   } catch (err) {
-    if (commander !== undefined && err instanceof commander.CommanderError) return exitCodeFor('usage', family);
-    const code = reportError(err, { ctx, family, debug, format, configSources });
-    if (log !== undefined) {
-      const l = log;
-      ignoreErrors(() => l.error(`${err instanceof Error ? err.message : String(err)} (exit code ${code})`));
-    }
+    if (commander !== undefined && err instanceof commander.CommanderError) return exitCodeFor('usage', state.family);
+    const code = reportError(err, { ctx, family: state.family, debug: state.debug, format: state.format, configSources: state.configSources });
+    const log = state.log;
+    if (log !== undefined) ignoreErrors(() => log.error(`${err instanceof Error ? err.message : String(err)} (exit code ${code})`));
     return code;
   } finally {
-    await log?.close();
+    await state.log?.close();
+  }
+}
+
+/** The global options, the top-level help and --version, then the command the words name. */
+async function dispatch(argv: readonly string[], ctx: RunContext, state: RunState): Promise<number> {
+  const globals = extractGlobalArgs(argv);
+  state.debug = globals.debug;
+  state.configSources = globals.sources;
+  let rest = globals.rest;
+  if (globals.leadingUnknown !== undefined) return refuseLeadingOption(await loadCommandIndex(), globals.leadingUnknown, rest, ctx);
+  if (rest.length === 0) {
+    throw new ReconcileError('usage', 'no command given', { hint: 'run `nova-reconcile --help` for the list of commands' });
+  }
+  // `help compute_node list` is `compute_node list --help`.
+  if (rest[0] === 'help' && rest.length > 1) rest = [...rest.slice(1), '--help'];
+  // The help and the errors below need only the command index: the
+  // commands themselves are loaded once one is found.
+  const index = await loadCommandIndex();
+  if (rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help') {
+    ctx.stdout.write(renderTopLevelHelp(index, helpWidth(ctx.stdoutColumns)));
+    return 0;
+  }
+  if (VERSION_ARGUMENTS.includes(rest[0] ?? '')) {
+    ctx.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  const found = findCommand(index, rest);
+  if (found === undefined) return noSuchCommand(index, rest, ctx);
+  state.family = found.family;
+  // Only this command's module is loaded (command-modules.ts).
+  const spec = await loadCommandSpec(found.path);
+  if (spec === undefined) throw new Error(`the command index names ${found.path.join(' ')}, which no command module holds`);
+  return runCommand(spec, rest.slice(spec.path.length), globals, ctx, state);
+}
+
+/** Words that name no command: a group's help, or a usage error (with the commands they resemble). */
+function noSuchCommand(index: readonly CommandSummary[], rest: readonly string[], ctx: RunContext): number {
+  const group = index.filter((c) => c.path[0] === rest[0]);
+  if (group.length > 0 && (rest[1] === '--help' || rest[1] === '-h')) {
+    ctx.stdout.write(renderTopLevelHelp(group, helpWidth(ctx.stdoutColumns)));
+    return 0;
+  }
+  if (group.length > 0 && (rest.length === 1 || (rest[1] ?? '').startsWith('-'))) {
+    // argparse: "the following arguments are required: action", one line.
+    const actions = group.map((c) => c.path.slice(1).join(' ')).join(', ');
+    throw new ReconcileError('usage', `"${rest[0]}" needs an action: one of ${actions}`, { hint: `run \`nova-reconcile ${rest[0]} --help\`` });
+  }
+  const words = rest.filter((w) => !w.startsWith('-')).slice(0, 2).join(' ');
+  const similar = similarCommands(index, rest);
+  const didYouMean = similar.length === 0 ? '' : `Did you mean ${similar.map((c) => `"${c}"`).join(' or ')}? `;
+  throw new ReconcileError('usage', `unknown command "${words}"`, { hint: `${didYouMean}run \`nova-reconcile --help\` for the list of commands` });
+}
+
+/** Parse the command's arguments, open the operator log, run the command and print its result. */
+async function runCommand(spec: CommandSpec, words: readonly string[], globals: GlobalArgs, ctx: RunContext, state: RunState): Promise<number> {
+  const longOptions = longOptionNames(spec);
+  // After the command words, --verbose is the command's own where it has one (nova-manage's meaning), else oslo.log's.
+  const commandArgs = expandOptionPrefixes(words.filter((a) => longOptions.includes('--verbose') || a !== '--verbose'), longOptions);
+  commander ??= await import('commander'); // not at start-up: help and --version need none
+  await loadColour(ctx);
+  const parsed = parseCommandArgs(commander, spec, commandArgs, ctx);
+  if (parsed === 'help') return 0;
+  state.format = stringOption(parsed.options, 'format') ?? 'table';
+  let config: NovaConfig | undefined;
+  const loadOnce = (): NovaConfig => {
+    config ??= loadConfigFiles(globals.sources, globals.allowUnknownSchema, ctx);
+    return config;
+  };
+  const operatorLog = openOperatorLog({
+    name: `nova_reconcile.${spec.path.join('.')}`,
+    pid: ctx.pid ?? 0,
+    // nova.conf's [DEFAULT] logging options count only once a command has read it (sandbox create reads none).
+    target: () => resolveLogTarget(globals.log, config ?? tryLoad(loadOnce), ctx.cwd),
+    warn: (line) => ctx.stderr.write(line + '\n'),
+    syslogSocket: ctx.env['NOVA_RECONCILE_SYSLOG_SOCKET'],
+  });
+  state.log = operatorLog;
+  // Options given on the command line are checked before anything runs.
+  if (globals.log.logFile !== undefined || globals.log.logDir !== undefined || globals.log.useSyslog === true || globals.log.syslogFacility !== undefined) operatorLog.open();
+  const commandCtx: CommandContext = {
+    ...ctx,
+    stdoutColumns: spec.options.some((o) => TABLE_WIDTH_OPTIONS.includes(o)) ? tableWidth(parsed.options, ctx) : ctx.stdoutColumns,
+    debug: state.debug,
+    stats: globals.stats,
+    progress: globals.progress,
+    reporter: createReporter(ctx, { debug: state.debug, forced: globals.progress }),
+    log: operatorLog,
+    configSources: globals.sources,
+    loadConfig: loadOnce,
+  };
+  const started = Date.now();
+  try {
+    // The spec's parse checks the options' form (usage or input errors, mapped as any other) before run reads anything.
+    const code = writeResult(commandCtx, await spec.run(commandCtx, spec.parse(parsed.options, parsed.args), parsed.args));
+    operatorLog.debug(`exit code ${code}`);
+    return code;
+  } finally {
+    if (globals.stats) ctx.stderr.write(renderStats(Date.now() - started, ctx.maxRssKb()) + '\n');
   }
 }
 
