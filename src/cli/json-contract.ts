@@ -76,5 +76,4 @@ export function renderJson(doc: object): string {
   return JSON.stringify(jsonDocument(doc), null, 2) + '\n';
 }
 
-/** What a command's JSON result holds: any document, as long as it says whether it changed something. */
-export type JsonDocument = { readonly changed: boolean } & Readonly<Record<string, unknown>>;
+export type { JsonDocument } from './results.js';

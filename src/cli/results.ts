@@ -3,9 +3,11 @@
 import type { Finding } from '../domain/audit/index.js';
 import type { CellRec } from '../domain/model.js';
 import type { Palette } from './colour.js';
-import type { JsonDocument } from './json-contract.js';
 import type { Listing, ListingFormat } from './listing.js';
 import type { RunPlanOutcome } from '../operations/run-plan.js';
+
+/** What a command's JSON result holds: any document, as long as it says whether it changed something. */
+export type JsonDocument = { readonly changed: boolean } & Readonly<Record<string, unknown>>;
 
 /** Text already in its final form (nova-manage's own lines, a report); `after` goes to stderr once stdout is written. */
 export interface ReportResult {
