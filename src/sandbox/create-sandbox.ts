@@ -110,21 +110,7 @@ export async function createSandbox(dir: string, scenarioName: string, opts: Cre
   const opened: Database[] = [];
   try {
     const handles = {} as Record<SandboxDatabaseName, Knex>;
-    for (const name of DATABASE_NAMES) {
-      const { path, url } = databases[name];
-      const layout = SANDBOX_DATABASES[name];
-      // An empty file is an empty SQLite database; openDatabase wants it to exist.
-      await fsStep(`create ${path}`, () => writeFile(path, '', { flag: 'wx' }));
-      const target = parseDbUrl(url);
-      if (target.kind !== 'sqlite' || target.filename !== path) {
-        throw new ReconcileError('internal', `the sandbox URL ${url} does not name ${path}`);
-      }
-      const db = await openDatabase(target, { connectTimeout: 10, role: layout.role });
-      opened.push(db);
-      progress(`Creating the ${layout.kind} schema in ${db.label}`);
-      await migrateSchema(db.knex, layout.kind);
-      handles[name] = db.knex;
-    }
+    for (const name of DATABASE_NAMES) handles[name] = await createDatabase(name, databases[name], opened, progress);
 
     progress(`Mapping cell0, cell1 and cell2 in the sandbox API database`);
     const cells = await mapSandboxCells(handles.api, {
@@ -173,6 +159,22 @@ export async function createSandbox(dir: string, scenarioName: string, opts: Cre
   } finally {
     await Promise.all(opened.map((db) => closeDatabase(db).catch(() => undefined)));
   }
+}
+
+/** Create one sandbox database file with its schema; the handle joins `opened`, to be closed by the caller. */
+async function createDatabase(name: SandboxDatabaseName, { path, url }: SandboxDatabase, opened: Database[], progress: (line: string) => void): Promise<Knex> {
+  const layout = SANDBOX_DATABASES[name];
+  // An empty file is an empty SQLite database; openDatabase wants it to exist.
+  await fsStep(`create ${path}`, () => writeFile(path, '', { flag: 'wx' }));
+  const target = parseDbUrl(url);
+  if (target.kind !== 'sqlite' || target.filename !== path) {
+    throw new ReconcileError('internal', `the sandbox URL ${url} does not name ${path}`);
+  }
+  const db = await openDatabase(target, { connectTimeout: 10, role: layout.role });
+  opened.push(db);
+  progress(`Creating the ${layout.kind} schema in ${db.label}`);
+  await migrateSchema(db.knex, layout.kind);
+  return db.knex;
 }
 
 export function requireScenario(name: string): Scenario {

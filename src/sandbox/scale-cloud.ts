@@ -98,12 +98,7 @@ interface NodeRow {
 export async function generateCloud(dbs: CloudDatabases, opts: CloudOptions): Promise<CloudResult> {
   const nodesPerHost = opts.nodesPerHost ?? 1;
   const ironic = nodesPerHost > 1;
-  const fractions = { orphan: opts.orphanFraction ?? 0, stale: opts.staleProviderFraction ?? 0, failedOver: opts.failedOverFraction ?? 0 };
-  for (const [name, value] of Object.entries(fractions)) {
-    if (!(value >= 0 && value <= 1)) throw new RangeError(`${name} fraction must be within 0..1, got ${value}`);
-  }
-  if (fractions.failedOver > 0 && !ironic) throw new RangeError('failed-over hosts need ironic hosts (nodesPerHost > 1)');
-  if (fractions.orphan + fractions.failedOver > 1) throw new RangeError('orphan and failed-over hosts together exceed every host');
+  const fractions = brokenFractions(opts, ironic);
 
   const scale = await generateScale(dbs, { hostsPerCell: opts.hostsPerCell, nodesPerHost, unmappedFraction: opts.unmappedFraction ?? 0 });
   const placement = dbs.placement;
@@ -130,14 +125,7 @@ export async function generateCloud(dbs: CloudDatabases, opts: CloudOptions): Pr
     // Instances go on nodes whose service is (or was) in use: not on orphan hosts.
     const eligible = interleaveByHost(nodes.filter((n) => !orphans.has(n.host)));
     const wanted = opts.instancesPerCell ?? eligible.length;
-    const perNode = ironic ? Math.min(1, Math.ceil(wanted / Math.max(1, eligible.length))) : Math.ceil(wanted / Math.max(1, eligible.length));
-    const instances: { uuid: string; node: NodeRow }[] = [];
-    for (let round = 0; round < perNode && instances.length < wanted; round += 1) {
-      for (const node of eligible) {
-        if (instances.length >= wanted) break;
-        instances.push({ uuid: randomUUID(), node });
-      }
-    }
+    const instances = placeInstances(eligible, wanted, ironic);
     const used = new Map<string, number>();
     for (const i of instances) used.set(i.node.uuid, (used.get(i.node.uuid) ?? 0) + 1);
 
@@ -152,34 +140,9 @@ export async function generateCloud(dbs: CloudDatabases, opts: CloudOptions): Pr
     await insertTraitLinks(placement, trait, providerIds, now);
     totals.providers += providerIds.length;
 
-    await insertInstances(
-      cell,
-      instances.map((i) => ({
-        uuid: i.uuid,
-        host: i.node.host,
-        node: i.node.hypervisorHostname,
-        vmState: 'active',
-        projectId: PROJECT,
-        userId: USER,
-        ...(ironic ? { vcpus: 32, memoryMb: 262144, rootGb: 900 } : FLAVOR),
-        createdAt: now,
-      })),
-    );
-    // The embedded flavor (instance_extra.flavor), which heal_allocations reads.
-    await insertInstanceExtras(
-      cell,
-      instances.map((i) => ({ instanceUuid: i.uuid, flavor: ironic ? BAREMETAL_FLAVOR : { id: 2, ...FLAVOR }, createdAt: now })),
-    );
-    await insertChunked(
-      dbs.api,
-      'instance_mappings',
-      instances.map((i) => ({ created_at: now, updated_at: now, instance_uuid: i.uuid, cell_id: cellId, project_id: PROJECT, user_id: USER, queued_for_delete: 0 })),
-    );
-    await insertConsumers(placement, instances.map((i) => i.uuid), PROJECT, USER, now);
-    const allocations: AllocationSpec[] = instances.flatMap((i) => allocationsOf(providerOf.get(i.node.uuid) as number, i.uuid, ironic, now));
-    await insertAllocations(placement, allocations);
+    const allocations = await writeInstances(dbs, cell, cellId, instances, providerOf, ironic, now);
     totals.instances += instances.length;
-    totals.allocations += allocations.length;
+    totals.allocations += allocations;
 
     // Orphans: the service was deleted (soft-deleted row, and its host
     // mapping removed as the service DELETE API does); nodes and providers stay.
@@ -210,6 +173,71 @@ export async function generateCloud(dbs: CloudDatabases, opts: CloudOptions): Pr
     staleProviders: totals.staleProviders,
     duplicateNodes: totals.duplicateNodes,
   };
+}
+
+
+/** The shares of broken hosts and nodes asked for, refused when they cannot be built. */
+function brokenFractions(opts: CloudOptions, ironic: boolean): { readonly orphan: number; readonly stale: number; readonly failedOver: number } {
+  const fractions = { orphan: opts.orphanFraction ?? 0, stale: opts.staleProviderFraction ?? 0, failedOver: opts.failedOverFraction ?? 0 };
+  for (const [name, value] of Object.entries(fractions)) {
+    if (!(value >= 0 && value <= 1)) throw new RangeError(`${name} fraction must be within 0..1, got ${value}`);
+  }
+  if (fractions.failedOver > 0 && !ironic) throw new RangeError('failed-over hosts need ironic hosts (nodesPerHost > 1)');
+  if (fractions.orphan + fractions.failedOver > 1) throw new RangeError('orphan and failed-over hosts together exceed every host');
+  return fractions;
+}
+
+/** Instances spread over the nodes, host by host: at most one per ironic node. */
+function placeInstances(eligible: readonly NodeRow[], wanted: number, ironic: boolean): Array<{ uuid: string; node: NodeRow }> {
+  const perNode = ironic ? Math.min(1, Math.ceil(wanted / Math.max(1, eligible.length))) : Math.ceil(wanted / Math.max(1, eligible.length));
+  const instances: { uuid: string; node: NodeRow }[] = [];
+  for (let round = 0; round < perNode && instances.length < wanted; round += 1) {
+    for (const node of eligible) {
+      if (instances.length >= wanted) break;
+      instances.push({ uuid: randomUUID(), node });
+    }
+  }
+  return instances;
+}
+
+/** The instances of a cell with their flavor, mappings, consumers and allocations; returns the allocations written. */
+async function writeInstances(
+  dbs: CloudDatabases,
+  cell: Knex,
+  cellId: number,
+  instances: ReadonlyArray<{ uuid: string; node: NodeRow }>,
+  providerOf: ReadonlyMap<string, number>,
+  ironic: boolean,
+  now: string,
+): Promise<number> {
+  const placement = dbs.placement;
+  await insertInstances(
+    cell,
+    instances.map((i) => ({
+      uuid: i.uuid,
+      host: i.node.host,
+      node: i.node.hypervisorHostname,
+      vmState: 'active',
+      projectId: PROJECT,
+      userId: USER,
+      ...(ironic ? { vcpus: 32, memoryMb: 262144, rootGb: 900 } : FLAVOR),
+      createdAt: now,
+    })),
+  );
+  // The embedded flavor (instance_extra.flavor), which heal_allocations reads.
+  await insertInstanceExtras(
+    cell,
+    instances.map((i) => ({ instanceUuid: i.uuid, flavor: ironic ? BAREMETAL_FLAVOR : { id: 2, ...FLAVOR }, createdAt: now })),
+  );
+  await insertChunked(
+    dbs.api,
+    'instance_mappings',
+    instances.map((i) => ({ created_at: now, updated_at: now, instance_uuid: i.uuid, cell_id: cellId, project_id: PROJECT, user_id: USER, queued_for_delete: 0 })),
+  );
+  await insertConsumers(placement, instances.map((i) => i.uuid), PROJECT, USER, now);
+  const allocations: AllocationSpec[] = instances.flatMap((i) => allocationsOf(providerOf.get(i.node.uuid) as number, i.uuid, ironic, now));
+  await insertAllocations(placement, allocations);
+  return allocations.length;
 }
 
 /**
