@@ -10,41 +10,14 @@ import type { SnapshotIndex } from '../snapshot-index.js';
 import { OK, groupKey, type NodePlan, type Step } from './context.js';
 
 export function planPlacement(np: NodePlan): Step {
-  const { ctx, canonical, instance, hh } = np;
+  const { ctx, canonical, hh } = np;
   const ix = ctx.ix;
   const group = new Set(np.rows.map((r) => r.uuid));
   let canonicalRp = canonical.uuid === null ? undefined : ix.providerByUuid.get(canonical.uuid);
   const nameHolder = ix.providerByName.get(hh.toLowerCase());
   const staleName = nameHolder !== undefined && nameHolder !== canonicalRp ? nameHolder : undefined;
 
-  // Providers that are ours to repair: the duplicates' providers, the stale
-  // provider holding the name, and stale compute-node providers holding the
-  // instance's allocations (allocations on other providers — sharing, network
-  // bandwidth, another live node — are left alone).
-  const stale = new Map<number, ProviderRec>();
-  if (staleName !== undefined) stale.set(staleName.id, staleName);
-  for (const r of np.rows) {
-    if (r === canonical || r.uuid === null) continue;
-    const rp = ix.providerByUuid.get(r.uuid);
-    if (rp !== undefined) stale.set(rp.id, rp);
-  }
-  // A soft-deleted row of this node whose provider stayed behind (Nova ignores the 409, nova-facts §5.2; or a
-  // crash between two steps of an earlier run).
-  for (const d of ctx.deletedByNode.get(groupKey(np.cellUuid, hh)) ?? []) {
-    const rp = d.uuid === null || ix.liveNodeByUuid.has(d.uuid) ? undefined : ix.providerByUuid.get(d.uuid);
-    if (rp !== undefined && rp !== canonicalRp) stale.set(rp.id, rp);
-  }
-  const holdersOfInstance: ProviderRec[] = [];
-  if (instance !== undefined) {
-    for (const pid of new Set((ix.allocationsOfConsumer.get(instance.uuid) ?? []).map((a) => a.providerId))) {
-      const rp = ix.providerById.get(pid);
-      if (rp === undefined || rp === canonicalRp) continue;
-      if (stale.has(rp.id) || (isComputeNodeProvider(ix, rp, hh) && !ix.liveNodeByUuid.has(rp.uuid))) {
-        stale.set(rp.id, rp);
-        holdersOfInstance.push(rp);
-      }
-    }
-  }
+  const { stale, holdersOfInstance } = providersToRepair(np, canonicalRp, staleName);
   for (const rp of stale.values()) {
     // Never re-keyed or deleted: the provider of a soft-deleted node that comes back (the audit's judgement, returning-node.ts).
     const returning = returningNodeOf(ix, rp);
@@ -95,6 +68,46 @@ export function planPlacement(np: NodePlan): Step {
     if (!removed.ok) return removed;
   }
   return OK;
+}
+
+/**
+ * Providers that are ours to repair: the duplicates' providers, the stale
+ * provider holding the name, and stale compute-node providers holding the
+ * instance's allocations (allocations on other providers — sharing, network
+ * bandwidth, another live node — are left alone).
+ */
+function providersToRepair(
+  np: NodePlan,
+  canonicalRp: ProviderRec | undefined,
+  staleName: ProviderRec | undefined,
+): { readonly stale: Map<number, ProviderRec>; readonly holdersOfInstance: ProviderRec[] } {
+  const { ctx, canonical, instance, hh } = np;
+  const ix = ctx.ix;
+  const stale = new Map<number, ProviderRec>();
+  if (staleName !== undefined) stale.set(staleName.id, staleName);
+  for (const r of np.rows) {
+    if (r === canonical || r.uuid === null) continue;
+    const rp = ix.providerByUuid.get(r.uuid);
+    if (rp !== undefined) stale.set(rp.id, rp);
+  }
+  // A soft-deleted row of this node whose provider stayed behind (Nova ignores the 409, nova-facts §5.2; or a
+  // crash between two steps of an earlier run).
+  for (const d of ctx.deletedByNode.get(groupKey(np.cellUuid, hh)) ?? []) {
+    const rp = d.uuid === null || ix.liveNodeByUuid.has(d.uuid) ? undefined : ix.providerByUuid.get(d.uuid);
+    if (rp !== undefined && rp !== canonicalRp) stale.set(rp.id, rp);
+  }
+  const holdersOfInstance: ProviderRec[] = [];
+  if (instance !== undefined) {
+    for (const pid of new Set((ix.allocationsOfConsumer.get(instance.uuid) ?? []).map((a) => a.providerId))) {
+      const rp = ix.providerById.get(pid);
+      if (rp === undefined || rp === canonicalRp) continue;
+      if (stale.has(rp.id) || (isComputeNodeProvider(ix, rp, hh) && !ix.liveNodeByUuid.has(rp.uuid))) {
+        stale.set(rp.id, rp);
+        holdersOfInstance.push(rp);
+      }
+    }
+  }
+  return { stale, holdersOfInstance };
 }
 
 /** A compute-node provider of this node: COMPUTE_NODE trait, a deleted compute node's uuid, or the node's name. */
