@@ -147,7 +147,9 @@ async function runCommand(spec: CommandSpec, words: readonly string[], globals: 
   const started = Date.now();
   try {
     // The spec's parse checks the options' form (usage or input errors, mapped as any other) before run reads anything.
-    const code = writeResult(commandCtx, await spec.run(commandCtx, spec.parse(parsed.options, parsed.args), parsed.args));
+    const result = await spec.run(commandCtx, spec.parse(parsed.options, parsed.args), parsed.args);
+    commandCtx.reporter.clear(); // the status line goes before the result is printed
+    const code = writeResult(commandCtx, result);
     operatorLog.debug(`exit code ${code}`);
     return code;
   } finally {

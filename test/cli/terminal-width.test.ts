@@ -15,12 +15,17 @@ const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).statu
 
 /** What a terminal of `columns` columns shows of the command's stdout, colours and carriage returns removed. */
 function onTerminal(columns: number, args: readonly string[]): string {
+  return rawTerminal(columns, args, '2>/dev/null').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
+}
+
+/** The bytes a terminal receives from the command, `redirect` applied (e.g. stderr only). */
+function rawTerminal(columns: number, args: readonly string[], redirect: string): string {
   const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const r = spawnSync('script', ['-qec', `stty cols ${columns} rows 50; ${quoted} 2>/dev/null`, '/dev/null'], {
+  const r = spawnSync('script', ['-qec', `stty cols ${columns} rows 50; ${quoted} ${redirect}`, '/dev/null'], {
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '1', TERM: 'xterm' },
   });
-  return r.stdout.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
+  return r.stdout;
 }
 
 describe.runIf(hasScript || process.env['CI'] === 'true')('tables on a terminal', () => {
@@ -63,5 +68,14 @@ describe.runIf(hasScript || process.env['CI'] === 'true')('tables on a terminal'
         for (const line of shown.split('\n')) expect(line.length, line).toBeLessThanOrEqual(columns);
       }, 60_000);
     }
+  }
+
+  for (const command of [['compute_node', 'list'], ['compute_node', 'rebalance'], ['placement', 'cleanup_providers'], ['audit']]) {
+    it(`${command.join(' ')} redraws its progress in place and erases it`, () => {
+      const stderr = rawTerminal(100, ['--config-file', join(work, 'ironic-failover', 'nova.conf'), ...command], '2>&1 >/dev/null');
+      expect(stderr).toContain("\r\x1b[Kreading cell 'cell1'");
+      expect(stderr).not.toMatch(/reading[^\r]*\n/);
+      expect(stderr.endsWith('\r\x1b[K')).toBe(true);
+    }, 60_000);
   }
 });

@@ -10,7 +10,8 @@ import type { Deployment } from '../../operations/open-deployment.js';
 import { ReconcileError } from '../../errors.js';
 import { readIronicTruth, type IronicSource } from '../../operations/read/ironic.js';
 import type { PlanReadRecipe, ReadRecipe } from '../../operations/read/recipe.js';
-import { readForPlan, readSnapshot, type PlanInput } from '../../operations/read/snapshot.js';
+import { readForPlan, readSnapshot, type PlanInput, type ReadInput } from '../../operations/read/snapshot.js';
+import { progressReporter } from './read-options.js';
 
 export const IRONIC_NODES_OPTION: OptionSpec = {
   flags: '--ironic-nodes <file>',
@@ -90,12 +91,18 @@ export function ironicOriginJson(origin: IronicOrigin | undefined): object {
  * (describeIronicOrigin) and its origin goes into the JSON document.
  */
 export function ironicSnapshotReader(ctx: CommandContext, ironic: IronicSource | undefined, recipe: ReadRecipe): OriginNamingReader<Snapshot> {
-  return namingOrigin(ctx, (d) => readSnapshot(d, recipe, ironic === undefined ? {} : { ironic }), (snapshot) => snapshot);
+  return namingOrigin(ctx, (d) => readSnapshot(d, recipe, readInput(ctx, ironic)), (snapshot) => snapshot);
 }
 
 /** ironicSnapshotReader for a plan read in two steps (readForPlan): the snapshot with its index. */
 export function ironicPlanReader(ctx: CommandContext, ironic: IronicSource | undefined, recipe: PlanReadRecipe): OriginNamingReader<PlanInput> {
-  return namingOrigin(ctx, (d) => readForPlan(d, recipe, ironic === undefined ? {} : { ironic }), (input) => input.snapshot);
+  return namingOrigin(ctx, (d) => readForPlan(d, recipe, readInput(ctx, ironic)), (input) => input.snapshot);
+}
+
+/** The read's ironic truth, and its progress on the status line when there is one. */
+function readInput(ctx: CommandContext, ironic: IronicSource | undefined): ReadInput {
+  const progress = progressReporter(ctx, false);
+  return { ...(ironic === undefined ? {} : { ironic }), ...(progress === undefined ? {} : { progress }) };
 }
 
 interface OriginNamingReader<T> {

@@ -11,7 +11,12 @@ export function cellOption(raw: CommandOptions): string | undefined {
   return value;
 }
 
-/** Progress lines on stderr for long reads: on a terminal, or when asked for. */
+/**
+ * The progress of a long read: on a terminal (or with --progress) each read
+ * is a phase of the one status line, redrawn in place; with --verbose and no
+ * terminal, one line per read.
+ */
 export function progressReporter(ctx: CommandContext, verbose: boolean): ((line: string) => void) | undefined {
-  return ctx.stderrIsTty || verbose ? (line) => ctx.reporter.warn(line) : undefined;
+  if (ctx.stderrIsTty || ctx.progress === true) return (line) => ctx.reporter.phase(line.replace(/…$/, ''));
+  return verbose ? (line) => ctx.reporter.warn(line) : undefined;
 }
