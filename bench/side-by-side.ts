@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateCloud, type CloudOptions } from '../src/sandbox/scale-cloud.js';
 import { createScratchDeployment, parseServer } from './scratch-deployment.js';
@@ -105,7 +105,8 @@ interface Run {
 
 function parseArgs(argv: readonly string[]): Options {
   let oldDir: string | undefined;
-  let newDir = fileURLToPath(new URL('../..', import.meta.url));
+  // This file runs as dist/bench/side-by-side.js: the checkout is two folders up.
+  let newDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
   let hosts = 2000;
   let mysql: string | undefined = process.env['TEST_MYSQL_URL'] ?? 'mysql://root@127.0.0.1:3306';
   let verbose = false;

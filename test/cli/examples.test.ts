@@ -269,7 +269,7 @@ describe('every example', () => {
 it('maps the paths an example names into the scratch folder', () => {
   const dir = join(scratch, 'paths');
   const line = localise('nova-reconcile --config-file /etc/nova/nova.conf audit --metrics-file /var/lib/x/y.prom > /tmp/out', dir);
-  expect(line).toBe(`nova-reconcile --config-file ${dir}/home/.nova/nova.conf audit --metrics-file ${dir}/var/lib/x/y.prom > ${dir}/tmp/out`);
+  expect(line).toBe(`nova-reconcile --config-file ${join(dir, 'home', '.nova', 'nova.conf')} audit --metrics-file ${dir}/var/lib/x/y.prom > ${dir}/tmp/out`);
   expect(existsSync(join(dir, 'var/lib/x'))).toBe(true);
   expect(localise('nova-reconcile undo /var/lib/nova-reconcile/journal/…jsonl --apply', dir, '/j.jsonl')).toBe('nova-reconcile undo /j.jsonl --apply');
   expect(localise('nova-reconcile undo JOURNAL', dir, '/j.jsonl')).toBe('nova-reconcile undo /j.jsonl');
