@@ -6,8 +6,24 @@ import { hostKey } from '../snapshot-index.js';
 import { OK, byAge, type NodePlan, type Step } from './context.js';
 import { describeHealth, healthOf, isDead, ringOf } from './ring.js';
 
+/** The cell's part of one ironic node's repair; a refusal when no owner can be named. */
 export function planCell(np: NodePlan): Step {
-  const { ctx, cellUuid, canonical, instance, hh } = np;
+  const duplicates = retireDuplicates(np);
+  const owner = chooseOwner(np, duplicates);
+  return 'ok' in owner ? owner : rehome(np, owner);
+}
+
+/** Where the canonical row goes, and why; no destination keeps it on its host. */
+interface Owner {
+  readonly dest: ServiceRec | undefined;
+  readonly why: string;
+}
+
+type Refusal = Extract<Step, { ok: false }>;
+
+/** The duplicates are soft-deleted; a soft-deleted canonical row (Nova 27.0.0+) is restored. */
+function retireDuplicates(np: NodePlan): ComputeNodeRec[] {
+  const { cellUuid, canonical, hh } = np;
   const target = { db: 'cell' as const, cellUuid };
   const duplicates = np.rows.filter((r) => r !== canonical);
   for (const d of duplicates) {
@@ -25,7 +41,12 @@ export function planCell(np: NodePlan): Step {
     });
     np.notes.push(`restore compute node ${canonical.uuid} (id ${canonical.id})`);
   }
+  return duplicates;
+}
 
+/** Which service owns the node now: its instance's host, the newest duplicate's, or the ring's when its own service is dead. */
+function chooseOwner(np: NodePlan, duplicates: readonly ComputeNodeRec[]): Owner | Refusal {
+  const { ctx, cellUuid, canonical, instance } = np;
   const from = canonical.host as string;
   const canonicalHealth = healthOf(ctx, cellUuid, from);
   const newest = [...duplicates].sort(byAge).pop();
@@ -34,72 +55,82 @@ export function planCell(np: NodePlan): Step {
   const instanceService = instance === undefined ? undefined : ctx.ix.liveComputeService.get(cellUuid, instance.host);
   const instanceOwner =
     instanceService !== undefined && hostKey(instanceService.host) !== hostKey(from) && healthOf(ctx, cellUuid, instanceService.host) === 'up' ? instanceService : undefined;
-  let dest: ServiceRec | undefined;
-  let why = '';
   if (canonicalHealth === 'up') {
     // Legacy duplicates while both services are up (pre-Rocky random uuids,
     // bug 1714248): nothing moved, so the canonical row stays where it is and
     // only the duplicates go, host-guarded; placement is left as it is. The
     // one exception is the ownership rule above.
-    if (instanceOwner !== undefined) {
-      dest = instanceOwner;
-      why = `its instance ${instance?.uuid ?? '-'} is on ${instanceOwner.host ?? '-'}, which is up and owns the node`;
-    }
-  } else if (instanceOwner !== undefined && (isDead(ctx, canonicalHealth) || (newest !== undefined && healthOf(ctx, cellUuid, newest.host) === 'up'))) {
-    dest = instanceOwner;
-    why = `its service on ${from} is ${describeHealth(canonicalHealth)}; its instance is on ${instanceOwner.host ?? '-'}, which is up and owns the node`;
-  } else if (newest !== undefined && hostKey(newest.host) !== hostKey(from) && healthOf(ctx, cellUuid, newest.host) === 'up') {
-    dest = ctx.ix.liveComputeService.get(cellUuid, newest.host);
-    why = `the newest duplicate was created by ${newest.host ?? '-'}, which is up: that service has taken the node over`;
-  } else if (isDead(ctx, canonicalHealth)) {
-    const partitions = ctx.s.ironicPartitions;
-    const listed = ctx.ix.ironicNodeByUuid.get(hh.toLowerCase());
-    // Nova 2024.1 [ironic] shard: that nova-compute's ring is itself alone, so it owns every node of its shard and no other.
-    const shard = ctx.ringMembers === undefined ? ctx.s.ironicShard : undefined;
-    if (shard !== undefined && typeof listed?.shard === 'string' && listed.shard === shard.shard) {
-      if (shard.host === undefined)
-        return {
-          ok: false,
-          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", the given nova.conf's [ironic] shard, but that file sets no [DEFAULT] host, so which nova-compute owns the shard is not known`,
-          suggestion: 'use the nova.conf of the shard\'s nova-compute (with its [DEFAULT] host), or name the ring with --ring-members',
-        };
-      const svc = ctx.ix.liveComputeService.get(cellUuid, shard.host);
-      if (svc === undefined || hostKey(svc.host) === hostKey(from) || healthOf(ctx, cellUuid, svc.host) !== 'up')
-        return {
-          ok: false,
-          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", whose nova-compute (${shard.host}: [ironic] shard and [DEFAULT] host of the given nova.conf) is not an up service of cell ${cellUuid}, and no other nova-compute takes a node of that shard`,
-          suggestion: `start nova-compute on ${shard.host}, or name the ring with --ring-members`,
-        };
-      dest = svc;
-      why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", which ${svc.host ?? '-'} serves alone ([ironic] shard): it owns every node of the shard`;
-    } else {
-      const partition = ctx.ringMembers === undefined && partitions !== undefined ? partitionOfNode(partitions, canonical, listed) : undefined;
-      // Ironic's conductor group decides the ring; one that no nova-compute serves leaves the node unmanaged (audit's ironic-node-unmanaged), not for a ring to take.
-      const unserved = ctx.ringMembers === undefined ? unservedGroup(partitions, listed) : undefined;
-      if (unserved !== undefined)
-        return {
-          ok: false,
-          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and Ironic puts it in conductor group "${unserved}", which no nova-compute of [nova_reconcile] ironic_partitions serves: no ring owns it`,
-          suggestion: `serve conductor group "${unserved}" (a nova-compute with [ironic] conductor_group = ${unserved}, named in ironic_partitions), or move the node back in Ironic; without an instance, compute_node cleanup_orphans removes it`,
-        };
-      if (ctx.ringMembers === undefined && partitions !== undefined && partition === undefined)
-        return {
-          ok: false,
-          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and which partition's ring owns it is not known: ${from} is in no single partition of [nova_reconcile] ironic_partitions and the ironic truth does not give the node's conductor group`,
-          suggestion: 'name the host in [nova_reconcile] ironic_partitions, or give the ring with --ring-members',
-        };
-      const ring = ringOf(ctx, cellUuid, partition, shard?.host);
-      const owner = ringOwner(ring.ring, hh);
-      if (owner === undefined)
-        return {
-          ok: false,
-          reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid}${partition === undefined || partition.group === ANY_GROUP ? '' : ` serving conductor group "${partition.group}"`} can take it over`,
-          suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members; if Ironic no longer lists the node: nova-reconcile compute_node cleanup_orphans --ironic-nodes FILE',
-        };
-      dest = ring.services.get(owner);
-      why = `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members${partition === undefined || partition.group === ANY_GROUP ? '' : ` of conductor group "${partition.group}"`} (${ring.ring.members.join(', ')}) gives the node to ${owner}`;
-    }
+    if (instanceOwner !== undefined) return { dest: instanceOwner, why: `its instance ${instance?.uuid ?? '-'} is on ${instanceOwner.host ?? '-'}, which is up and owns the node` };
+    return { dest: undefined, why: '' };
   }
+  if (instanceOwner !== undefined && (isDead(ctx, canonicalHealth) || (newest !== undefined && healthOf(ctx, cellUuid, newest.host) === 'up'))) {
+    return { dest: instanceOwner, why: `its service on ${from} is ${describeHealth(canonicalHealth)}; its instance is on ${instanceOwner.host ?? '-'}, which is up and owns the node` };
+  }
+  if (newest !== undefined && hostKey(newest.host) !== hostKey(from) && healthOf(ctx, cellUuid, newest.host) === 'up') {
+    return { dest: ctx.ix.liveComputeService.get(cellUuid, newest.host), why: `the newest duplicate was created by ${newest.host ?? '-'}, which is up: that service has taken the node over` };
+  }
+  return isDead(ctx, canonicalHealth) ? ringOwnerOf(np, canonicalHealth) : { dest: undefined, why: '' };
+}
+
+/** The owner of a node whose service is dead: its shard's nova-compute, else the hash ring of its partition. */
+function ringOwnerOf(np: NodePlan, canonicalHealth: ReturnType<typeof healthOf>): Owner | Refusal {
+  const { ctx, cellUuid, canonical, hh } = np;
+  const from = canonical.host as string;
+  const partitions = ctx.s.ironicPartitions;
+  const listed = ctx.ix.ironicNodeByUuid.get(hh.toLowerCase());
+  // Nova 2024.1 [ironic] shard: that nova-compute's ring is itself alone, so it owns every node of its shard and no other.
+  const shard = ctx.ringMembers === undefined ? ctx.s.ironicShard : undefined;
+  if (shard !== undefined && typeof listed?.shard === 'string' && listed.shard === shard.shard) {
+    if (shard.host === undefined)
+      return {
+        ok: false,
+        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", the given nova.conf's [ironic] shard, but that file sets no [DEFAULT] host, so which nova-compute owns the shard is not known`,
+        suggestion: 'use the nova.conf of the shard\'s nova-compute (with its [DEFAULT] host), or name the ring with --ring-members',
+      };
+    const svc = ctx.ix.liveComputeService.get(cellUuid, shard.host);
+    if (svc === undefined || hostKey(svc.host) === hostKey(from) || healthOf(ctx, cellUuid, svc.host) !== 'up')
+      return {
+        ok: false,
+        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", whose nova-compute (${shard.host}: [ironic] shard and [DEFAULT] host of the given nova.conf) is not an up service of cell ${cellUuid}, and no other nova-compute takes a node of that shard`,
+        suggestion: `start nova-compute on ${shard.host}, or name the ring with --ring-members`,
+      };
+    return { dest: svc, why: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", which ${svc.host ?? '-'} serves alone ([ironic] shard): it owns every node of the shard` };
+  }
+  const partition = ctx.ringMembers === undefined && partitions !== undefined ? partitionOfNode(partitions, canonical, listed) : undefined;
+  // Ironic's conductor group decides the ring; one that no nova-compute serves leaves the node unmanaged (audit's ironic-node-unmanaged), not for a ring to take.
+  const unserved = ctx.ringMembers === undefined ? unservedGroup(partitions, listed) : undefined;
+  if (unserved !== undefined)
+    return {
+      ok: false,
+      reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and Ironic puts it in conductor group "${unserved}", which no nova-compute of [nova_reconcile] ironic_partitions serves: no ring owns it`,
+      suggestion: `serve conductor group "${unserved}" (a nova-compute with [ironic] conductor_group = ${unserved}, named in ironic_partitions), or move the node back in Ironic; without an instance, compute_node cleanup_orphans removes it`,
+    };
+  if (ctx.ringMembers === undefined && partitions !== undefined && partition === undefined)
+    return {
+      ok: false,
+      reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and which partition's ring owns it is not known: ${from} is in no single partition of [nova_reconcile] ironic_partitions and the ironic truth does not give the node's conductor group`,
+      suggestion: 'name the host in [nova_reconcile] ironic_partitions, or give the ring with --ring-members',
+    };
+  const ring = ringOf(ctx, cellUuid, partition, shard?.host);
+  const owner = ringOwner(ring.ring, hh);
+  if (owner === undefined)
+    return {
+      ok: false,
+      reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid}${partition === undefined || partition.group === ANY_GROUP ? '' : ` serving conductor group "${partition.group}"`} can take it over`,
+      suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members; if Ironic no longer lists the node: nova-reconcile compute_node cleanup_orphans --ironic-nodes FILE',
+    };
+  return {
+    dest: ring.services.get(owner),
+    why: `its service on ${from} is ${describeHealth(canonicalHealth)}; Nova's hash ring of the live members${partition === undefined || partition.group === ANY_GROUP ? '' : ` of conductor group "${partition.group}"`} (${ring.ring.members.join(', ')}) gives the node to ${owner}`,
+  };
+}
+
+/** The re-home, the instance's move (with the re-home, or alone) and its compute_id link. */
+function rehome(np: NodePlan, { dest, why }: Owner): Step {
+  const { ctx, cellUuid, canonical, instance, hh } = np;
+  const target = { db: 'cell' as const, cellUuid };
+  const from = canonical.host as string;
+  const canonicalHealth = healthOf(ctx, cellUuid, from);
   const rehomeTo = dest !== undefined && dest.host !== null && hostKey(dest.host) !== hostKey(from) ? dest : undefined;
   const finalHost = rehomeTo?.host ?? from;
   const moving = instance !== undefined && instance.host !== null && hostKey(instance.host) !== hostKey(finalHost) ? instance : undefined;
