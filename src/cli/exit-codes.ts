@@ -52,7 +52,7 @@ export interface ApplyTally {
 }
 
 /**
- * The exit code of an apply (issues 13.4 and 17.2): 5 only when something was
+ * The exit code of an apply: 5 only when something was
  * written AND something was not (skipped or refused); 4 when units were
  * applied and nothing was left; 3 when nothing was written but something was
  * refused or skipped; 0 when there was nothing to do or every unit was

@@ -106,7 +106,7 @@ export function renderApplyText(result: ApplyResult, palette: Pick<Palette, 'ver
     else if (o.status === 'already-done') lines.push(`  already done: ${o.unit.title} (its target state already held; nothing was written for it)`);
     else if (o.changesApplied === 0) lines.push(`  ${palette.warn('SKIPPED')}: ${o.unit.title}: ${o.reason} (nothing of it was applied)`);
     else lines.push(`  ${palette.warn('SKIPPED')}: ${o.unit.title}: ${o.reason} (${o.changesApplied} of ${o.unit.changes.length} change(s) had been applied; re-run to finish)`);
-    // Each unit's objects, as the dry run listed them: an apply that followed a different plan shows it (issue 13.3).
+    // Each unit's objects, as the dry run listed them: an apply that followed a different plan shows it.
     for (const pc of o.unit.changes) lines.push(changeLine(pc, palette));
   }
   for (const r of result.refused) lines.push(`  ${palette.warn('refused')}: ${r.subject}: ${r.reason}${r.suggestion === undefined ? '' : ` (see: ${r.suggestion})`}`);

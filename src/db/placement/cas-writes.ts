@@ -225,8 +225,8 @@ export async function rekeyProvider(trx: Knex.Transaction, dialect: Dialect, exp
   checkProvider(rp, expect.fromUuid, expect.generation);
   if (read.rows(1).length > 0) throw new CasConflict(`a resource provider with uuid ${expect.toUuid} already exists`);
   // Every consumer whose allocations now name another provider uuid gets its
-  // generation bumped, as any Placement write of its allocations does (issue
-  // 13 item 6): a client holding the old generation must re-read. The set is
+  // generation bumped, as any Placement write of its allocations does: a
+  // client holding the old generation must re-read. The set is
   // the planned one: a change of it would have bumped the provider's
   // generation, which was compared above. A consumer holding several
   // allocations on it is joined once per allocation; allocations without a
