@@ -30,6 +30,12 @@ export interface Deployment {
   api(): Promise<Database>;
   /** Every cell mapping, ordered by id. */
   cellMappings(): Promise<readonly CellMapping[]>;
+  /**
+   * The cell mappings, read once for the deployment's whole run (a failed
+   * read is not kept): a write path resolves a change's cell through it
+   * rather than making a round trip to the API database per change.
+   */
+  cellMappingsOnce(): Promise<readonly CellMapping[]>;
   cellMapping(uuid: string): Promise<CellMapping | undefined>;
   cell(mapping: CellMapping): Promise<Database>;
   placement(): Promise<Database>;
@@ -63,6 +69,21 @@ export interface DeploymentOptions {
 /** The global option that lets a write run on a schema this build does not know. */
 export const ALLOW_UNKNOWN_SCHEMA = '--allow-unknown-schema';
 
+/** `read`'s promise, kept once it is made; a failed read is forgotten, so the next call reads again. */
+function onceUnlessFailed<T>(read: () => Promise<T>): () => Promise<T> {
+  let kept: Promise<T> | undefined;
+  return () => {
+    if (kept === undefined) {
+      const p = read();
+      kept = p;
+      p.catch(() => {
+        if (kept === p) kept = undefined;
+      });
+    }
+    return kept;
+  };
+}
+
 export async function withDeployment<T>(config: NovaConfig, options: DeploymentOptions, fn: (d: Deployment) => Promise<T>): Promise<T> {
   const opened: Opened = { all: [], facts: new Map(), heads: [] };
   const cells = new Map<string, Promise<Database>>();
@@ -89,6 +110,7 @@ export async function withDeployment<T>(config: NovaConfig, options: DeploymentO
       const db = await deployment.api();
       return (await listCellMappings(db.knex)).map((row) => renderCellMapping(row, config));
     },
+    cellMappingsOnce: onceUnlessFailed(() => deployment.cellMappings()),
     async cellMapping(uuid: string) {
       const db = await deployment.api();
       const row = await findCellMappingByUuid(db.knex, uuid);

@@ -119,11 +119,11 @@ export async function applyPlan(deployment: Deployment, plan: Plan, options: App
       },
       // When units in flight fail together (a server gone), a change whose
       // COMMIT was cut is the one to report: its outcome is unknown.
-      (errors) => errors.find((e) => e instanceof ReconcileError && unknownOutcomes.has(e)) ?? errors[0],
+      (errors) => errors.find(outcomeUnknown) ?? errors[0],
       () => options.signal?.aborted === true,
     );
   } catch (err) {
-    throw withChanged(err, run.committed > 0 || (err instanceof ReconcileError && unknownOutcomes.has(err)));
+    throw failedAfterChanges(err, run.committed > 0 || outcomeUnknown(err));
   } finally {
     journal.close();
   }
@@ -372,19 +372,7 @@ async function tryOpenHeldCell(deployment: Deployment, units: ReadonlyArray<read
   }
 }
 
-/** The errors of changes whose COMMIT was cut (wrapApplyError). */
-const unknownOutcomes = new WeakSet<object>();
 
-/**
- * The cell mappings a run's changes are written through, read once per
- * deployment (on first use: the circuit breaker's counts or the first
- * change, both after the plan was read), not once per change, which would
- * be a round trip to the API database per change. A cell's database handle is kept by uuid for the whole run
- * anyway (Deployment.cell), so a re-read could only have refused a cell whose
- * mapping was deleted in the middle of the apply; its rows are still guarded
- * by every compare-and-swap.
- */
-const cellMappingsOf = new WeakMap<Deployment, Promise<readonly CellMapping[]>>();
 
 export async function databaseFor(deployment: Deployment, target: DbRef): Promise<Database> {
   switch (target.db) {
@@ -393,14 +381,9 @@ export async function databaseFor(deployment: Deployment, target: DbRef): Promis
     case 'placement':
       return deployment.placement();
     case 'cell': {
-      let mappings = cellMappingsOf.get(deployment);
-      if (mappings === undefined) {
-        mappings = deployment.cellMappings();
-        cellMappingsOf.set(deployment, mappings);
-        // A failed read is not remembered: the next change reads again.
-        mappings.catch(() => cellMappingsOf.delete(deployment));
-      }
-      const mapping = (await mappings).find((m) => m.uuid === target.cellUuid);
+      // Read once per run: a cell's handle is kept by uuid for the run anyway,
+      // and every change's rows are still guarded by its compare-and-swap.
+      const mapping = (await deployment.cellMappingsOnce()).find((m) => m.uuid === target.cellUuid);
       if (mapping === undefined) throw new ReconcileError('not-found', `cell ${target.cellUuid} is not in cell_mappings`);
       return deployment.cell(mapping);
     }
@@ -412,11 +395,12 @@ export async function deploymentIdentity(deployment: Deployment): Promise<Deploy
   return readDeploymentIdentity(deployment);
 }
 
-/** The failure of an apply that had changed something: the error says so (its JSON document's `changed`). */
-function withChanged(err: unknown, changed: boolean): unknown {
-  const out = failedAfterChanges(err, changed);
-  if (out !== err && err instanceof ReconcileError && unknownOutcomes.has(err)) unknownOutcomes.add(out as object);
-  return out;
+/**
+ * A change whose COMMIT was cut (wrapApplyError): it may have committed, so
+ * the error says the run changed something.
+ */
+function outcomeUnknown(err: unknown): boolean {
+  return err instanceof ReconcileError && err.changed === true;
 }
 
 /**
@@ -431,8 +415,8 @@ function wrapApplyError(err: unknown, db: Database, subject: string, committing:
     const unknown = new ReconcileError('connection', `${what} the ${db.label} while committing a change of ${subject}: ${describeDriverError(err)}; whether that change committed is unknown`, {
       hint: 'its row images are in the journal: re-run the command to finish the plan from what the databases hold, or undo the journal',
       cause: err,
+      changed: true,
     });
-    unknownOutcomes.add(unknown);
     return unknown;
   }
   return new ReconcileError('connection', `${what} the ${db.label} while applying ${subject}: ${describeDriverError(err)}; that change was rolled back`, {
