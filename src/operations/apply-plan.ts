@@ -8,7 +8,7 @@
 // finishes (placement released before the compute node row goes away).
 import type { Knex } from 'knex';
 import { writerOf, type Database } from '../db/connect.js';
-import type { CellMapping, Deployment } from '../db/deployment-databases.js';
+import type { Deployment } from '../db/deployment-databases.js';
 import { changeAlreadyDone } from '../db/already-done.js';
 import { applyChange, applyChanges } from '../db/apply-change.js';
 import { guardCellChanges, takeCellWriteLock } from '../db/cell/ownership.js';

@@ -8,7 +8,6 @@
 // deadlock in the placement transaction, or in the held cell transaction
 // after placement committed, is re-run unit by unit and loses nothing.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runBin } from '../helpers/cli.js';
 import { checksumMysqlDatabases, mysqlDatabaseOf, type Snapshot } from '../helpers/db-checksum.js';

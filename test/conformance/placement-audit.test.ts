@@ -21,7 +21,6 @@
 // else about those runs is compared byte for byte once the kept pairs' lines
 // are taken out of nova's output. nova-reconcile also bumps the generation
 // of a provider that loses allocations, which Placement's DELETE does not.
-import { spawn } from 'node:child_process';
 import type { Knex } from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addIronicNode, addServer } from '../../src/sandbox/builders.js';
