@@ -14,7 +14,6 @@ import { stringOption } from '../cli/options.js';
 import { TABLE_WIDTH_OPTIONS, tableWidth } from '../cli/table-width.js';
 import { helpWidth, renderCommandHelpFooter, renderTopLevelHelp, type CommandSummary } from '../cli/help.js';
 import { reportError } from '../cli/report-error.js';
-import { writeResult } from '../cli/render-result.js';
 import type { CommandContext, CommandOptions, CommandSpec } from '../cli/spec.js';
 import { findCommand, loadCommandIndex, similarCommands } from './command-index.js';
 import { loadCommandSpec } from './command-modules.js';
@@ -149,7 +148,8 @@ async function runCommand(spec: CommandSpec, words: readonly string[], globals: 
     // The spec's parse checks the options' form (usage or input errors, mapped as any other) before run reads anything.
     const result = await spec.run(commandCtx, spec.parse(parsed.options, parsed.args), parsed.args);
     commandCtx.reporter.clear(); // the status line goes before the result is printed
-    const code = writeResult(commandCtx, result);
+    // Loaded with the command: the renderers share the commands' chunk, which help never loads.
+    const code = (await import('../cli/render-result.js')).writeResult(commandCtx, result);
     operatorLog.debug(`exit code ${code}`);
     return code;
   } finally {
