@@ -17,7 +17,7 @@ import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { useDeployment } from './shared/deployment.js';
 import { jsonResult, report } from '../cli/results.js';
-import { cellOption } from './shared/read-options.js';
+import { cellOption, progressReporter, showsStatusLine } from './shared/read-options.js';
 import { IRONIC_OPTIONS, describeIronicOrigin, ironicOriginJson, parseIronicOptions, readIronicOptions, type IronicOptions } from './shared/ironic-source.js';
 
 interface AuditOptions {
@@ -192,24 +192,23 @@ function writeMetrics(path: string, text: string): void {
  * and no terminal, one line per read as before.
  */
 function auditProgress(ctx: CommandContext, verbose: boolean): { hooks: Pick<AuditRunOptions, 'progress' | 'onStep'>; clear(): void } {
-  if (!ctx.stderrIsTty && ctx.progress !== true) {
-    return { hooks: verbose ? { progress: (line) => ctx.reporter.warn(line) } : {}, clear: () => undefined };
-  }
-  const line = ctx.reporter;
+  const read = progressReporter(ctx, verbose);
+  if (read === undefined) return { hooks: {}, clear: () => undefined };
+  if (!showsStatusLine(ctx)) return { hooks: { progress: read }, clear: () => undefined };
   let auditing = false;
   return {
     hooks: {
       progress: (text) => {
         // A read between two checks (the allocations, streamed after the index is built) is a phase of its own.
         auditing = false;
-        line.phase(text.replace(/…$/, ''));
+        read(text);
       },
       onStep: (step, index, total) => {
-        if (!auditing) line.phase('auditing', total);
+        if (!auditing) ctx.reporter.phase('auditing', total);
         auditing = true;
-        line.update(index, step);
+        ctx.reporter.update(index, step);
       },
     },
-    clear: () => line.clear(),
+    clear: () => ctx.reporter.clear(),
   };
 }

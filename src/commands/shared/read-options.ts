@@ -17,6 +17,11 @@ export function cellOption(raw: CommandOptions): string | undefined {
  * terminal, one line per read.
  */
 export function progressReporter(ctx: CommandContext, verbose: boolean): ((line: string) => void) | undefined {
-  if (ctx.stderrIsTty || ctx.progress === true) return (line) => ctx.reporter.phase(line.replace(/…$/, ''));
+  if (showsStatusLine(ctx)) return (line) => ctx.reporter.phase(line.replace(/…$/, ''));
   return verbose ? (line) => ctx.reporter.warn(line) : undefined;
+}
+
+/** Whether this run shows the one status line: stderr is a terminal, or --progress asked for it. */
+export function showsStatusLine(ctx: CommandContext): boolean {
+  return ctx.stderrIsTty || ctx.progress === true;
 }
