@@ -1,6 +1,7 @@
 // The audit's output: a table (kind, cell, object, summary, suggestion) or
 // one JSON document `{ "findings": [...], "counts": { kind: n } }`.
 import type { JsonDocument } from './json-contract.js';
+import { cellNamer } from '../domain/cell-names.js';
 import type { CellRec } from '../domain/model.js';
 import { countFindings, type Finding } from '../domain/audit/index.js';
 import { assertNever } from '../errors.js';
@@ -10,9 +11,10 @@ import { renderListing, selectColumns, type Listing } from './listing.js';
 
 export const FINDING_COLUMNS = ['kind', 'cell', 'object', 'summary', 'suggestion'] as const;
 
+/** The cell column names a cell as every text does (domain/cell-names.ts): its own name, else its uuid. */
 export function findingsListing(findings: readonly Finding[], cells: readonly CellRec[]): Listing {
-  const names = cellNames(cells);
-  return { headers: FINDING_COLUMNS, rows: findings.map((f) => [f.kind, f.cellUuid === undefined ? null : (names.get(f.cellUuid) ?? f.cellUuid), subjectOf(f), f.summary, f.suggestion]) };
+  const cellName = cellNamer(cells);
+  return { headers: FINDING_COLUMNS, rows: findings.map((f) => [f.kind, f.cellUuid === undefined ? null : cellName(f.cellUuid), subjectOf(f), f.summary, f.suggestion]) };
 }
 
 /**

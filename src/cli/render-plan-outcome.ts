@@ -24,13 +24,13 @@ export function writePlanOutcome(ctx: Writer, r: PlanOutcomeResult): number {
   return writeApplied(ctx, r, outcome);
 }
 
-function writeDryRun(ctx: Writer, r: PlanOutcomeResult, { plan, deferred, gate }: Extract<RunPlanOutcome, { kind: 'dry-run' }>): number {
+function writeDryRun(ctx: Writer, r: PlanOutcomeResult, { plan, deferred, gate, cellName }: Extract<RunPlanOutcome, { kind: 'dry-run' }>): number {
   const { format, columns } = r;
   const palette = paletteFor(ctx);
   const verdict = dryRunVerdict(plan, gate, r.allOrNothing);
   if (format === 'json')
     ctx.stdout.write(renderJson({
-      ...planJson(plan),
+      ...planJson(plan, cellName),
       dry_run: true,
       changed: false,
       // What --apply would do now: false when the plan is empty, every item is refused, or the circuit breaker would stop it.
@@ -42,31 +42,31 @@ function writeDryRun(ctx: Writer, r: PlanOutcomeResult, { plan, deferred, gate }
       ...r.extras,
     }));
   else if (format === 'value' || format === 'csv' || columns !== undefined)
-    ctx.stdout.write(renderListing(selectColumns(planListing(plan), columns), format === 'value' || format === 'csv' ? format : 'table', ctx, (column, text) => (column === 'action' ? palette.verb(text) : text)));
+    ctx.stdout.write(renderListing(selectColumns(planListing(plan, cellName), columns), format === 'value' || format === 'csv' ? format : 'table', ctx, (column, text) => (column === 'action' ? palette.verb(text) : text)));
   else
     ctx.stdout.write(
-      renderPlanText(plan, palette) + deferredLine(deferred, r.maxCount) + (isEmptyPlan(plan) ? '' : `\n${verdict.text}`) + (r.planOut === undefined ? '' : `plan written to ${r.planOut}\n`) + r.followUp,
+      renderPlanText(plan, cellName, palette) + deferredLine(deferred, r.maxCount) + (isEmptyPlan(plan) ? '' : `\n${verdict.text}`) + (r.planOut === undefined ? '' : `plan written to ${r.planOut}\n`) + r.followUp,
     );
   return isEmptyPlan(plan) ? RECONCILE_EXIT.clean : RECONCILE_EXIT.findings;
 }
 
-function writeBlocked(ctx: Writer, r: PlanOutcomeResult, { plan: full, stale, gate }: Extract<RunPlanOutcome, { kind: 'blocked' }>): number {
+function writeBlocked(ctx: Writer, r: PlanOutcomeResult, { plan: full, stale, gate, cellName }: Extract<RunPlanOutcome, { kind: 'blocked' }>): number {
   const { trips, blocked } = gate;
   // A trip is one line on stderr, for cron's log.
   if (trips.length > 0) ctx.stderr.write(`nova-reconcile: circuit breaker tripped: ${trips.map((t) => t.message).join('; ')}; nothing was applied (override: ${LIMIT_OVERRIDE})\n`);
-  if (r.format === 'json') ctx.stdout.write(renderJson({ ...planJson(full), dry_run: false, changed: false, applied: [], skipped: stale.map(staleJson), breaker: trips.map(tripJson), journal: null, ...r.extras }));
-  else ctx.stdout.write(renderPlanText(full, paletteFor(ctx)) + `\n${notApplied(trips, blocked)}` + staleText(stale));
+  if (r.format === 'json') ctx.stdout.write(renderJson({ ...planJson(full, cellName), dry_run: false, changed: false, applied: [], skipped: stale.map(staleJson), breaker: trips.map(tripJson), journal: null, ...r.extras }));
+  else ctx.stdout.write(renderPlanText(full, cellName, paletteFor(ctx)) + `\n${notApplied(trips, blocked)}` + staleText(stale));
   return RECONCILE_EXIT.findings;
 }
 
-function writeApplied(ctx: Writer, r: PlanOutcomeResult, { plan, deferred, stale, applied, result }: Extract<RunPlanOutcome, { kind: 'applied' }>): number {
+function writeApplied(ctx: Writer, r: PlanOutcomeResult, { plan, deferred, stale, applied, result, cellName }: Extract<RunPlanOutcome, { kind: 'applied' }>): number {
   const palette = paletteFor(ctx);
   const nothing = isEmptyPlan(plan) && stale.length === 0;
   if (plan.units.length > 0) ctx.stderr.write(`${doneLine(result, plan.units.length)}\n`);
   // An interrupted apply's summary says it in its own words.
   if (r.undo !== undefined && applied.interrupted === undefined) ctx.stderr.write(`undo: ${r.undo}\n`);
-  if (r.format === 'json') ctx.stdout.write(renderJson({ ...applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result), undo_command: r.undo ?? null, deferred_units: deferred, breaker: [], ...r.extras }));
-  else ctx.stdout.write((nothing ? renderPlanText(plan, palette) : renderApplyText(result, palette)) + deferredLine(deferred, r.maxCount) + (nothing ? '' : r.followUp));
+  if (r.format === 'json') ctx.stdout.write(renderJson({ ...applyJson({ ...plan, units: result.outcomes.map((u) => u.unit) }, result, cellName), undo_command: r.undo ?? null, deferred_units: deferred, breaker: [], ...r.extras }));
+  else ctx.stdout.write((nothing ? renderPlanText(plan, cellName, palette) : renderApplyText(result, cellName, palette)) + deferredLine(deferred, r.maxCount) + (nothing ? '' : r.followUp));
   if (applied.interrupted !== undefined) {
     ctx.stderr.write(r.interruptSummary ?? '');
     return signalExitCode(applied.interrupted.reason);

@@ -86,7 +86,7 @@ export const computeNodeListCommand: CommandSpec<ComputeNodeListOptions> = {
 
 function nodeRow(h: ComputeNodeHealth): Array<string | number | null> {
   const n = h.node;
-  return [n.uuid, h.cellName ?? n.cellUuid, n.host, n.hypervisorHostname, n.hypervisorType, h.service, h.mapped, h.provider, h.allocations, h.instances, h.ironicNode];
+  return [n.uuid, h.cellLabel, n.host, n.hypervisorHostname, n.hypervisorType, h.service, h.mapped, h.provider, h.allocations, h.instances, h.ironicNode];
 }
 
 function nodeJson(h: ComputeNodeHealth): Record<string, unknown> {

@@ -5,6 +5,7 @@
 // starts in the mapped cell with a guard that re-checks, under lock, that
 // nothing live holds the host there; the API write comes after it, so a
 // crash in between leaves a state the next run finishes.
+import { cellNamer, type CellNamer } from './cell-names.js';
 import type { ComputeNodeRec, HostMappingRec, InstanceRec, ServiceRec, Snapshot } from './model.js';
 import type { Plan, PlannedChange, Refusal, Unit } from './plan.js';
 import { footprintOfChanges } from './plan.js';
@@ -91,12 +92,13 @@ export interface PruneScope {
 
 export function planPruneHostMappings(s: Snapshot, scope: PruneScope = {}): Plan {
   const presence = indexHostPresence(s);
+  const cellName = cellNamer(s.cells);
   const units: Unit[] = [];
   const refused: Refusal[] = [];
   for (const m of s.hostMappings) {
     if (scope.cellUuid !== undefined && m.cellUuid !== scope.cellUuid) continue;
     if (scope.host !== undefined && hostKey(m.host) !== hostKey(scope.host)) continue;
-    const subject = `host mapping of ${m.host} (id ${m.id}) to cell ${m.cellUuid}`;
+    const subject = `host mapping of ${m.host} (id ${m.id}) to cell ${cellName(m.cellUuid)}`;
     const here = presence.in(m.cellUuid, m.host);
     const held = liveHoldReason(here);
     if (here.services.length > 0 || here.nodes.length > 0) {
@@ -108,7 +110,7 @@ export function planPruneHostMappings(s: Snapshot, scope: PruneScope = {}): Plan
     if (elsewhere.length > 0) {
       refused.push({
         subject,
-        reason: `a live nova-compute service or compute node has the host in cell ${elsewhere.join(', ')}: the mapping points at the wrong cell`,
+        reason: `a live nova-compute service or compute node has the host in cell ${elsewhere.map(cellName).join(', ')}: the mapping points at the wrong cell`,
         suggestion: 'nova-reconcile cell_v2 discover_hosts --remap',
       });
       continue;
@@ -122,7 +124,7 @@ export function planPruneHostMappings(s: Snapshot, scope: PruneScope = {}): Plan
       });
       continue;
     }
-    units.push(pruneUnit(s, m, here));
+    units.push(pruneUnit(s, m, here, cellName));
   }
   return { command: PRUNE_HOST_MAPPINGS, units, refused };
 }
@@ -135,7 +137,7 @@ function releaseChange(m: HostMappingRec, here: HostPresence, why: string): Plan
   };
 }
 
-function pruneUnit(s: Snapshot, m: HostMappingRec, here: HostPresence): Unit {
+function pruneUnit(s: Snapshot, m: HostMappingRec, here: HostPresence, cellName: CellNamer): Unit {
   const changes: PlannedChange[] = [
     releaseChange(m, here, 'nothing live has the host in the mapped cell'),
     {
@@ -143,7 +145,7 @@ function pruneUnit(s: Snapshot, m: HostMappingRec, here: HostPresence): Unit {
       reason: 'no live nova-compute service, compute node or instance has this host in any cell',
     },
   ];
-  return { id: `prune-host-mapping:${m.id}`, title: `stale host mapping of ${m.host} to cell ${m.cellUuid}`, changes, footprint: footprintOfChanges(changes, () => []) };
+  return { id: `prune-host-mapping:${m.id}`, title: `stale host mapping of ${m.host} to cell ${cellName(m.cellUuid)}`, changes, footprint: footprintOfChanges(changes, () => []) };
 }
 
 export interface RemapScope {
@@ -158,6 +160,7 @@ export interface RemapScope {
 export function planRemapHostMappings(s: Snapshot, scope: RemapScope = {}): Plan {
   const presence = indexHostPresence(s);
   const cellId = new Map(s.cells.map((c) => [c.uuid, c.id]));
+  const cellName = cellNamer(s.cells);
   const units: Unit[] = [];
   const refused: Refusal[] = [];
   for (const m of s.hostMappings) {
@@ -165,16 +168,16 @@ export function planRemapHostMappings(s: Snapshot, scope: RemapScope = {}): Plan
     if (targets.length === 0) continue;
     if (presence.serviceCells(m.host).includes(m.cellUuid)) continue; // held where it is mapped: fine
     if (scope.cellUuid !== undefined && !targets.includes(scope.cellUuid)) continue;
-    const subject = `host mapping of ${m.host} (id ${m.id}) to cell ${m.cellUuid}`;
+    const subject = `host mapping of ${m.host} (id ${m.id}) to cell ${cellName(m.cellUuid)}`;
     if (targets.length > 1) {
-      refused.push({ subject, reason: `live nova-compute services have the host in ${targets.length} cells (${targets.join(', ')}); which one is right is for a person to decide` });
+      refused.push({ subject, reason: `live nova-compute services have the host in ${targets.length} cells (${targets.map(cellName).join(', ')}); which one is right is for a person to decide` });
       continue;
     }
     const to = targets[0] as string;
     const here = presence.in(m.cellUuid, m.host);
     const held = liveHoldReason(here);
     if (held !== undefined) {
-      refused.push({ subject, reason: `its live service is in cell ${to}, but cell ${m.cellUuid} still has ${held}`, suggestion: `nova-reconcile audit --cell ${m.cellUuid}` });
+      refused.push({ subject, reason: `its live service is in cell ${cellName(to)}, but cell ${cellName(m.cellUuid)} still has ${held}`, suggestion: `nova-reconcile audit --cell ${m.cellUuid}` });
       continue;
     }
     const toId = cellId.get(to);
@@ -184,10 +187,10 @@ export function planRemapHostMappings(s: Snapshot, scope: RemapScope = {}): Plan
       .nodes.filter((n) => n.mapped !== 1)
       .map((n) => n.id);
     const changes: PlannedChange[] = [
-      releaseChange(m, here, `cell ${m.cellUuid} has nothing live of the host`),
+      releaseChange(m, here, `cell ${cellName(m.cellUuid)} has nothing live of the host`),
       {
         change: { kind: 'remap-host-mapping', target: { db: 'api' }, id: m.id, host: m.host, fromCellId: cellIdOf(s, m), fromCellUuid: m.cellUuid, toCellId: toId, toCellUuid: to },
-        reason: `the host's live nova-compute service is in cell ${to}; the scheduler sends its builds to cell ${m.cellUuid}`,
+        reason: `the host's live nova-compute service is in cell ${cellName(to)}; the scheduler sends its builds to cell ${cellName(m.cellUuid)}`,
       },
     ];
     if (toMark.length > 0)
@@ -195,7 +198,7 @@ export function planRemapHostMappings(s: Snapshot, scope: RemapScope = {}): Plan
         change: { kind: 'mark-host-nodes-mapped', target: { db: 'cell', cellUuid: to }, host: m.host, nodeIds: toMark },
         reason: 'the host is now mapped to this cell, as discover_hosts would mark them',
       });
-    units.push({ id: `remap-host-mapping:${m.id}`, title: `host ${m.host} is mapped to cell ${m.cellUuid} but lives in cell ${to}`, changes, footprint: footprintOfChanges(changes, () => []) });
+    units.push({ id: `remap-host-mapping:${m.id}`, title: `host ${m.host} is mapped to cell ${cellName(m.cellUuid)} but lives in cell ${cellName(to)}`, changes, footprint: footprintOfChanges(changes, () => []) });
   }
   return { command: REMAP_HOST_MAPPINGS, units, refused };
 }

@@ -1,6 +1,7 @@
 // The planner of `compute_node list`: each live compute node's own health
 // (seed bug 2013: a node is not healthy just because its service heartbeats),
 // from its service, host mapping, provider tree, instances and ironic node.
+import { cellNamer } from './cell-names.js';
 import type { ComputeNodeRec, ServiceRec, Snapshot } from './model.js';
 import { isServiceUp } from './liveness.js';
 import { hostKey, indexSnapshot, instancesOn, providerTree } from './snapshot-index.js';
@@ -10,7 +11,10 @@ export type Presence = 'yes' | 'no' | 'unknown';
 
 export interface ComputeNodeHealth {
   readonly node: ComputeNodeRec;
+  /** cell_mappings.name, as it is (JSON's cell_name). */
   readonly cellName: string | null;
+  /** The cell as the table names it: by cell-names.ts's rule. */
+  readonly cellLabel: string;
   /** forced-down, then down, then disabled (an up but disabled service), then up. */
   readonly service: NodeServiceState;
   readonly serviceDisabled: boolean;
@@ -33,6 +37,7 @@ export interface ComputeNodeFilter {
 export function describeComputeNodes(snapshot: Snapshot, filter: ComputeNodeFilter = {}): ComputeNodeHealth[] {
   const ix = indexSnapshot(snapshot);
   const cellNames = new Map(snapshot.cells.map((c) => [c.uuid, c.name]));
+  const cellLabel = cellNamer(snapshot.cells);
   const mappingCell = new Map<string, string>();
   for (const m of snapshot.hostMappings) if (!mappingCell.has(hostKey(m.host))) mappingCell.set(hostKey(m.host), m.cellUuid);
   const nodes = ix.liveNodes.filter(
@@ -46,6 +51,7 @@ export function describeComputeNodes(snapshot: Snapshot, filter: ComputeNodeFilt
     return {
       node: n,
       cellName: cellNames.get(n.cellUuid) ?? null,
+      cellLabel: cellLabel(n.cellUuid),
       service: nodeServiceState(svc, ix.deletedComputeService.has(n.cellUuid, n.host), snapshot),
       serviceDisabled: svc?.disabled ?? false,
       serviceLastSeenUp: svc?.lastSeenUp ?? null,

@@ -2,6 +2,7 @@
 // is one change, node and instance in one transaction, with nova-manage
 // master's preconditions (nova-facts §4) checked per node: a refused node is reported
 // with its reason and the others still move.
+import { cellNamer } from './cell-names.js';
 import type { ComputeNodeRec, InstanceRec, ServiceRec, Snapshot } from './model.js';
 import { serviceHealth } from './liveness.js';
 import type { Plan, Refusal, Unit } from './plan.js';
@@ -61,6 +62,7 @@ export function planNodeMoves(snapshot: Snapshot, options: NodeMoveOptions): Nod
   if (destinations.length === 0)
     throw new ReconcileError('not-found', `--to-host ${options.toHost} is not a nova-compute service`, { hint: 'list the services with `openstack compute service list --service nova-compute`' });
   const mapping = snapshot.hostMappings.find((m) => hostKey(m.host) === hostKey(options.toHost));
+  const cellName = cellNamer(snapshot.cells);
   const units: Unit[] = [];
   const refused: Refusal[] = [];
   const moves: NodeMove[] = [];
@@ -69,7 +71,7 @@ export function planNodeMoves(snapshot: Snapshot, options: NodeMoveOptions): Nod
     const nodeUuid = node.uuid ?? String(node.id);
     const verdict = checkNodeMove(snapshot, ix, node, destinations, mapping, options);
     if (verdict.kind === 'skip') {
-      refused.push({ subject: `compute node ${nodeUuid} (${node.host ?? '-'}/${node.hypervisorHostname ?? '-'}) in cell ${node.cellUuid}`, reason: verdict.reason, ...(verdict.suggestion === undefined ? {} : { suggestion: verdict.suggestion }) });
+      refused.push({ subject: `compute node ${nodeUuid} (${node.host ?? '-'}/${node.hypervisorHostname ?? '-'}) in cell ${cellName(node.cellUuid)}`, reason: verdict.reason, ...(verdict.suggestion === undefined ? {} : { suggestion: verdict.suggestion }) });
       skipped.push({ nodeUuid, host: node.host, reason: verdict.reason });
       continue;
     }
@@ -155,12 +157,17 @@ function checkNodeMove(
   options: NodeMoveOptions,
 ): MoveVerdict {
   const dest = destinations.find((d) => d.cellUuid === node.cellUuid);
-  if (dest === undefined)
-    return { kind: 'skip', reason: `destination ${options.toHost} is in cell ${[...new Set(destinations.map((d) => d.cellUuid))].join(', ')}, not in the node's cell ${node.cellUuid}` };
+  if (dest === undefined) {
+    const cellName = cellNamer(s.cells);
+    return { kind: 'skip', reason: `destination ${options.toHost} is in cell ${[...new Set(destinations.map((d) => d.cellUuid))].map(cellName).join(', ')}, not in the node's cell ${cellName(node.cellUuid)}` };
+  }
   if (dest.forcedDown) return { kind: 'skip', reason: `destination ${dest.host ?? '-'} is forced down`, suggestion: `openstack compute service set --up ${dest.host ?? '-'} nova-compute` };
   if (mapping === undefined)
     return { kind: 'skip', reason: `destination ${dest.host ?? '-'} has no host mapping: the scheduler could not use the node there`, suggestion: `nova-reconcile cell_v2 discover_hosts --by-service --cell_uuid ${node.cellUuid}` };
-  if (mapping.cellUuid !== node.cellUuid) return { kind: 'skip', reason: `destination ${dest.host ?? '-'} is mapped to cell ${mapping.cellUuid}, not to the node's cell ${node.cellUuid}` };
+  if (mapping.cellUuid !== node.cellUuid) {
+    const cellName = cellNamer(s.cells);
+    return { kind: 'skip', reason: `destination ${dest.host ?? '-'} is mapped to cell ${cellName(mapping.cellUuid)}, not to the node's cell ${cellName(node.cellUuid)}` };
+  }
   if (node.hypervisorType !== 'ironic') return { kind: 'skip', reason: `it is a ${node.hypervisorType} node, not an ironic node` };
   if (node.host === null || node.hypervisorHostname === null) return { kind: 'skip', reason: 'it has no host or no hypervisor_hostname' };
   if (hostKey(node.host) === hostKey(dest.host)) return { kind: 'there' };

@@ -7,6 +7,7 @@
 // Each unit releases placement first (allocations, then the provider tree),
 // then soft-deletes the compute node, so a crash in between leaves a
 // provider-less orphan that the next run finishes.
+import { cellNamer } from './cell-names.js';
 import type { ComputeNodeRec, IronicOrigin, Snapshot } from './model.js';
 import type { Plan, PlannedChange } from './plan.js';
 import { selectInScope, type PlanScope, type ScopedRefusal, type ScopedUnit, type ScopeSubject } from './plan-scope.js';
@@ -116,13 +117,14 @@ export function orphanCleanupInstanceHosts(ix: SnapshotIndex): Array<{ readonly 
  */
 export function planOrphanCleanup(snapshot: Snapshot, scope?: PlanScope, ix: SnapshotIndex = indexSnapshot(snapshot)): Plan {
   const state = newPlanState();
+  const cellName = cellNamer(snapshot.cells);
   const units: ScopedUnit[] = [];
   const refused: ScopedRefusal[] = [];
   for (const node of ix.liveNodes) {
     const reason = orphanReason(ix, node);
     if (reason === undefined) continue;
     const about: ScopeSubject = { cells: [node.cellUuid], hosts: [node.host], nodes: [node], providers: node.uuid === null ? [] : [node.uuid] };
-    const subject = `compute node ${node.uuid ?? node.id} (${node.host ?? '-'}/${node.hypervisorHostname ?? '-'}) in cell ${node.cellUuid}`;
+    const subject = `compute node ${node.uuid ?? node.id} (${node.host ?? '-'}/${node.hypervisorHostname ?? '-'}) in cell ${cellName(node.cellUuid)}`;
     const instances = instancesOn(ix, node.cellUuid, node.host, node.hypervisorHostname);
     if (instances.length > 0) {
       refused.push({

@@ -25,6 +25,7 @@
 //    plan can do is bounded, and an empty or foreign ironic list is refused
 //    before any plan (operations/read/cells.ts, min_ironic_fraction).
 import { assertNever } from '../errors.js';
+import type { CellNamer } from './cell-names.js';
 import type { Change, Plan } from './plan.js';
 
 export interface PlanLimits {
@@ -120,8 +121,8 @@ export function planObjects(plan: Plan): PlanObjects & { readonly unitsByScope: 
   return { computeNodes, providers, unitsByScope };
 }
 
-/** Every limit the plan exceeds; empty when it is within all of them. */
-export function checkPlanLimits(plan: Plan, totals: ScopeTotals, limits: PlanLimits): LimitTrip[] {
+/** Every limit the plan exceeds; empty when it is within all of them. A trip's scope names a cell by its uuid, its message as cell-names.ts says. */
+export function checkPlanLimits(plan: Plan, totals: ScopeTotals, limits: PlanLimits, cellName: CellNamer): LimitTrip[] {
   const trips: LimitTrip[] = [];
   const objects = planObjects(plan);
   const nodeCount = [...objects.computeNodes.values()].reduce((n, s) => n + s.size, 0);
@@ -151,7 +152,7 @@ export function checkPlanLimits(plan: Plan, totals: ScopeTotals, limits: PlanLim
     });
   };
   for (const [cellUuid, keys] of [...objects.computeNodes].sort(([a], [b]) => a.localeCompare(b)))
-    fraction(`compute nodes of cell ${cellUuid}`, `cell:${cellUuid}`, keys.size, totals.computeNodesByCell.get(cellUuid), `live compute nodes of cell ${cellUuid}`, 'remove or move');
+    fraction(`compute nodes of cell ${cellUuid}`, `cell:${cellUuid}`, keys.size, totals.computeNodesByCell.get(cellUuid), `live compute nodes of cell ${cellName(cellUuid)}`, 'remove or move');
   fraction('resource providers', 'providers', objects.providers.size, totals.providers, 'resource providers', 'delete or re-key');
   return trips;
 }

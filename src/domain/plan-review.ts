@@ -8,6 +8,7 @@
 // safety check of the planner: a node that gained an instance since the
 // review is refused, though its host and uuid are unchanged.
 import { assertNever } from '../errors.js';
+import type { CellNamer } from './cell-names.js';
 import type { Change, Plan, Unit } from './plan.js';
 
 export interface StaleUnit {
@@ -26,14 +27,15 @@ export interface ReviewedPlan {
   readonly notReviewed: number;
 }
 
-export function matchReviewed(reviewed: Plan, current: Plan): ReviewedPlan {
+/** `cellName` names the cells in the reasons (cell-names.ts). */
+export function matchReviewed(reviewed: Plan, current: Plan, cellName: CellNamer): ReviewedPlan {
   const byId = new Map(current.units.map((u) => [u.id, u]));
   const reviewedIds = new Set(reviewed.units.map((u) => u.id));
   const keep: Unit[] = [];
   const stale: StaleUnit[] = [];
   for (const unit of reviewed.units) {
     const now = byId.get(unit.id);
-    const reason = now === undefined ? goneReason(unit, current) : differenceReason(unit, now);
+    const reason = now === undefined ? goneReason(unit, current) : differenceReason(unit, now, cellName);
     if (reason === undefined) keep.push(unit);
     else stale.push({ unit, reason: changedSinceReview(reason), ...(reason === NOTHING_TO_DO ? { nothingToDo: true as const } : {}) });
   }
@@ -56,16 +58,16 @@ function changedSinceReview(reason: string): string {
 const NOTHING_TO_DO = 'planning now finds nothing to do for it (fixed meanwhile, or its rows changed)';
 
 /** Undefined when the unit's changes are the same, expected values included. */
-function differenceReason(reviewed: Unit, now: Unit): string | undefined {
+function differenceReason(reviewed: Unit, now: Unit, cellName: CellNamer): string | undefined {
   const n = Math.max(reviewed.changes.length, now.changes.length);
   for (let i = 0; i < n; i++) {
     const a = reviewed.changes[i]?.change;
     const b = now.changes[i]?.change;
     if (a === undefined || b === undefined) return `it now has ${now.changes.length} change(s), the review had ${reviewed.changes.length}`;
     if (canonical(a) === canonical(b)) continue;
-    if (a.kind !== b.kind) return `change ${i + 1} is now "${b.kind}" of ${objectLabel(b)}, the review had "${a.kind}" of ${objectLabel(a)}`;
+    if (a.kind !== b.kind) return `change ${i + 1} is now "${b.kind}" of ${objectLabel(b, cellName)}, the review had "${a.kind}" of ${objectLabel(a, cellName)}`;
     const fields = differingFields(a, b);
-    return `${objectLabel(a)}: ${fields.slice(0, 3).map((f) => `${f.name} is now ${f.now}, reviewed ${f.was}`).join('; ')}`;
+    return `${objectLabel(a, cellName)}: ${fields.slice(0, 3).map((f) => `${f.name} is now ${f.now}, reviewed ${f.was}`).join('; ')}`;
   }
   return undefined;
 }
@@ -101,7 +103,7 @@ export function canonical(v: unknown): string {
 }
 
 /** The object a change writes, for people. */
-export function objectLabel(c: Change): string {
+export function objectLabel(c: Change, cellName: CellNamer): string {
   switch (c.kind) {
     case 'soft-delete-compute-node':
     case 'rehome-compute-node':
@@ -126,7 +128,7 @@ export function objectLabel(c: Change): string {
       return `compute node ${c.id} (${c.uuid})`;
     case 'release-host-in-cell':
     case 'mark-host-nodes-mapped':
-      return `the compute nodes of host ${c.host} in cell ${c.target.cellUuid}`;
+      return `the compute nodes of host ${c.host} in cell ${cellName(c.target.cellUuid)}`;
     default:
       return assertNever(c, 'change kind');
   }

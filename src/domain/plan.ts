@@ -4,6 +4,7 @@
 // with disjoint footprints side by side), each change as one
 // compare-and-swap transaction in its own database.
 import { assertNever } from '../errors.js';
+import type { CellNamer } from './cell-names.js';
 
 /** Which database a change writes. */
 export type DbRef = { readonly db: 'api' } | { readonly db: 'placement' } | { readonly db: 'cell'; readonly cellUuid: string };
@@ -251,8 +252,14 @@ export function isEmptyPlan(plan: Plan): boolean {
   return plan.units.length === 0 && plan.refused.length === 0;
 }
 
-export function describeTarget(target: DbRef): string {
+/** The database a change writes, as a key (grouping, lanes, footprints): by the cell's uuid. */
+export function targetKey(target: DbRef): string {
   return target.db === 'cell' ? `cell ${target.cellUuid}` : target.db;
+}
+
+/** The database a change writes, for people: "api", "placement", "cell cell1" (cell-names.ts). */
+export function describeTarget(target: DbRef, cellName: CellNamer): string {
+  return target.db === 'cell' ? `cell ${cellName(target.cellUuid)}` : target.db;
 }
 
 /**
@@ -264,7 +271,7 @@ export function describeTarget(target: DbRef): string {
  */
 export function footprintOfChanges(changes: readonly PlannedChange[], providersOfConsumer: (consumerUuid: string) => Iterable<number>): string[] {
   const keys = new Set<string>();
-  const cellKey = (target: DbRef, what: string): string => `${describeTarget(target)}:${what}`;
+  const cellKey = (target: DbRef, what: string): string => `${targetKey(target)}:${what}`;
   const provider = (id: number, ...names: ReadonlyArray<string | null>): void => {
     keys.add(`placement:rp:${id}`);
     // Provider names are unique case-insensitively (MySQL's collation).

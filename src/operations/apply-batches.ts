@@ -11,7 +11,7 @@
 // one as before, so a conflict is decided and reported exactly as it was
 // (apply-plan.ts). docs/RELIABILITY.md, "Apply batches", has the argument.
 import { DEFAULT_APPLY_BATCH_UNITS } from '../config/load-config.js';
-import { describeTarget, type Change, type DbRef, type Unit } from '../domain/plan.js';
+import { targetKey, type Change, type DbRef, type Unit } from '../domain/plan.js';
 
 export type CellChange = Extract<Change, { target: { db: 'cell' } }>;
 
@@ -52,9 +52,9 @@ export function shapeOf(unit: Unit): UnitShape | undefined {
   const changes = unit.changes.map((pc) => pc.change);
   const head = changes[0];
   if (head === undefined) return undefined;
-  const where = describeTarget(head.target);
+  const where = targetKey(head.target);
   let firstCount = 1;
-  while (firstCount < changes.length && describeTarget((changes[firstCount] as Change).target) === where) firstCount += 1;
+  while (firstCount < changes.length && targetKey((changes[firstCount] as Change).target) === where) firstCount += 1;
   if (firstCount === changes.length) return { first: head.target, firstCount, held: undefined };
   const held = heldSegment(changes);
   if (held === undefined || held.start !== firstCount || held.start + held.changes.length !== changes.length) return undefined;
@@ -62,7 +62,7 @@ export function shapeOf(unit: Unit): UnitShape | undefined {
 }
 
 function signature(shape: UnitShape): string {
-  return `${describeTarget(shape.first)}|${shape.held === undefined ? '' : describeTarget((shape.held.changes[0] as CellChange).target)}`;
+  return `${targetKey(shape.first)}|${shape.held === undefined ? '' : targetKey((shape.held.changes[0] as CellChange).target)}`;
 }
 
 export interface Batch {

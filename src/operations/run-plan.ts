@@ -4,6 +4,7 @@
 // cut to --max-count → apply. It returns what happened; the command renders
 // it and maps it to an exit code (commands/shared/plan-command.ts).
 import type { NovaConfig } from '../config/types.js';
+import { cellNamer, type CellNamer } from '../domain/cell-names.js';
 import type { LimitTrip, PlanLimits } from '../domain/plan-limits.js';
 import { matchReviewed, type StaleUnit } from '../domain/plan-review.js';
 import type { Plan } from '../domain/plan.js';
@@ -50,7 +51,7 @@ export interface Gate {
   readonly blocked: string | undefined;
 }
 
-export type RunPlanOutcome =
+export type RunPlanOutcome = (
   /** Nothing written (but the --plan-out file). `plan` is cut to --max-count; the gate is judged on the whole plan. */
   | { readonly kind: 'dry-run'; readonly plan: Plan; readonly deferred: number; readonly gate: Gate }
   /** --apply stopped by the gate: nothing applied, no journal. `plan` is the whole plan. */
@@ -59,7 +60,11 @@ export type RunPlanOutcome =
    * Applied (possibly nothing). `applied` is the apply's own result; `result`
    * adds the reviewed units that no longer held, as skipped, in the reviewed order.
    */
-  | { readonly kind: 'applied'; readonly plan: Plan; readonly deferred: number; readonly stale: readonly StaleUnit[]; readonly applied: ApplyResult; readonly result: ApplyResult };
+  | { readonly kind: 'applied'; readonly plan: Plan; readonly deferred: number; readonly stale: readonly StaleUnit[]; readonly applied: ApplyResult; readonly result: ApplyResult }
+) & {
+  /** How the text names the deployment's cells (domain/cell-names.ts). */
+  readonly cellName: CellNamer;
+};
 
 /**
  * @param buildPlan reads what it needs from the deployment and plans; with
@@ -70,30 +75,32 @@ export async function runPlan(config: NovaConfig, buildPlan: (d: Deployment) => 
   return openDeployment(config, async (d) => {
     if (!options.apply) {
       const full = await buildPlan(d);
+      const cellName = await cellNamesOf(d);
       const { plan, deferred } = limitPlan(full, options.maxCount);
-      const gate = await gateOf(d, full, options);
+      const gate = await gateOf(d, full, options, cellName);
       if (options.planOut !== undefined) await writePlanOf(options.planOut, d, plan, options.planOptions, deferred);
-      return { kind: 'dry-run', plan, deferred, gate };
+      return { kind: 'dry-run', plan, deferred, gate, cellName };
     }
     return withApplyLock(d, options.lockTimeout, async () => {
       const planIn = options.planIn;
       // The reviewed plan's deployment and options are checked before planning; its command once the plan names it.
       if (planIn !== undefined) checkPlanFile(planIn.path, planIn.doc, undefined, await deploymentIdentity(d), options.planOptions);
       const current = await buildPlan(d);
+      const cellName = await cellNamesOf(d);
       let full = current;
       let stale: readonly StaleUnit[] = [];
       if (planIn !== undefined) {
         checkPlanFile(planIn.path, planIn.doc, current.command, await deploymentIdentity(d), options.planOptions);
-        const reviewed = matchReviewed(planFromFile(planIn.doc), current);
+        const reviewed = matchReviewed(planFromFile(planIn.doc), current, cellName);
         full = reviewed.plan;
         stale = await findWhatChanged(d, reviewed.stale);
       }
-      const gate = await gateOf(d, full, options);
+      const gate = await gateOf(d, full, options, cellName);
       // Nothing is applied: no journal, no write.
-      if (gate.trips.length > 0 || gate.blocked !== undefined) return { kind: 'blocked', plan: full, stale, gate };
+      if (gate.trips.length > 0 || gate.blocked !== undefined) return { kind: 'blocked', plan: full, stale, gate, cellName };
       const { plan, deferred } = limitPlan(full, options.maxCount);
       const applied = await applyReporting(d, plan, options);
-      return { kind: 'applied', plan, deferred, stale, applied, result: withStale(applied, stale, planIn?.doc) };
+      return { kind: 'applied', plan, deferred, stale, applied, result: withStale(applied, stale, planIn?.doc), cellName };
     });
   }, deploymentReport(options.reporter));
 }
@@ -124,8 +131,13 @@ async function applyReporting(d: Deployment, plan: Plan, options: RunPlanOptions
   }
 }
 
-async function gateOf(d: Deployment, full: Plan, options: RunPlanOptions): Promise<Gate> {
-  const trips = options.limits.allow ? [] : await planLimitTrips(d, full, options.limits);
+/** How the plan's text names the cells: by cell_mappings as the run sees them (the apply writes through the same read). */
+async function cellNamesOf(d: Deployment): Promise<CellNamer> {
+  return cellNamer(await d.cellMappingsOnce());
+}
+
+async function gateOf(d: Deployment, full: Plan, options: RunPlanOptions, cellName: CellNamer): Promise<Gate> {
+  const trips = options.limits.allow ? [] : await planLimitTrips(d, full, options.limits, cellName);
   return { trips, blocked: allOrNothingBlocks(full, options.allOrNothing) };
 }
 

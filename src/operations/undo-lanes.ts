@@ -1,7 +1,7 @@
 // The lanes of `undo --apply`: one per database, side by side, each in
 // reverse journal order, with the waits that keep every outcome as if the
 // changes had been restored one at a time.
-import { describeTarget, footprintOfChanges, type DbRef } from '../domain/plan.js';
+import { targetKey, footprintOfChanges, type DbRef } from '../domain/plan.js';
 import { pushTo } from '../domain/text-and-maps.js';
 import type { RowImage } from '../db/row-images.js';
 import type { JournalChange } from './journal.js';
@@ -190,5 +190,5 @@ function settledSignal(): { readonly done: Promise<void>; settle(): void } {
 
 /** One row of a change's database: database, table and key. */
 export function rowKey(entry: JournalChange, img: RowImage): string {
-  return `${describeTarget(entry.target)}|${img.table}|${JSON.stringify(img.key)}`;
+  return `${targetKey(entry.target)}|${img.table}|${JSON.stringify(img.key)}`;
 }

@@ -19,7 +19,7 @@ import { writerOf, type Database } from '../db/connect.js';
 import { describeDriverError, isConstraintError } from '../db/driver-errors.js';
 import { restoreRows, restoreRowsOfChanges, type RestoreOutcome } from '../db/restore-rows.js';
 import { CasConflict, type Row, type RowImage } from '../db/row-images.js';
-import { describeTarget, type DbRef } from '../domain/plan.js';
+import { targetKey, type DbRef } from '../domain/plan.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { databaseFor, deploymentIdentity } from './apply-plan.js';
 import { writeJournaled, writeJournaledGroup, WriteFailed, type JournaledEntry } from './journaled-write.js';
@@ -157,7 +157,7 @@ async function restoreInLanes(run: UndoRun, deployment: Deployment, mappings: re
       widthOf: (target) => (target.db === 'placement' || !keyed ? 1 : deployment.config.reconcile.applyConcurrency),
       keysOf: (c) => keys.get(c.seq) ?? [],
       // Consecutive changes of one database in one transaction ([nova_reconcile] apply_batch_units of them).
-      group: { max: deployment.config.reconcile.applyBatchUnits, together: (a, b) => describeTarget(a.target) === describeTarget(b.target), run: (entries) => restoreGroup(run, entries) },
+      group: { max: deployment.config.reconcile.applyBatchUnits, together: (a, b) => targetKey(a.target) === targetKey(b.target), run: (entries) => restoreGroup(run, entries) },
     },
     async (entry) => {
       run.items.push(await restoreOne(run, entry));
@@ -191,7 +191,7 @@ async function restoreOne(run: UndoRun, entry: JournalChange): Promise<UndoItem>
   try {
     let outcome: RestoreOutcome;
     if (options.dryRun) {
-      const key = describeTarget(entry.target);
+      const key = targetKey(entry.target);
       let sim = run.simulations.get(key);
       if (sim === undefined) {
         sim = { db, trx: await writerOf(db).transaction() };
@@ -263,7 +263,7 @@ function laneOf(deployment: Deployment, mappings: readonly CellMapping[], target
       : target.db === 'placement'
         ? deployment.config.placementDatabaseConnection
         : (mappings.find((m) => m.uuid === target.cellUuid)?.databaseConnection ?? undefined);
-  return url === undefined || url === '' ? describeTarget(target) : `url ${url}`;
+  return url === undefined || url === '' ? targetKey(target) : `url ${url}`;
 }
 
 /** For a change and one of its rows: the before-images of that row in the journal's earlier changes. */

@@ -77,9 +77,9 @@ describeEachDialect('cell_v2 discover_hosts --remap', (dialect) => {
     const dry = await discover('--remap');
     expect(dry.code).toBe(3);
     expect(dry.stdout).toContain('cell_v2 discover_hosts --remap: 1 unit(s), 3 change(s), 0 refused.');
-    expect(dry.stdout).toContain(`[cell ${CELL.cell1}] check that nothing live has host compute-2 in this cell, and set mapped = 0 on its 1 soft-deleted compute node(s) (id ${oldNodeId})`);
-    expect(dry.stdout).toContain(`[api] move the host mapping of compute-2 (id ${mappingId}) from cell ${CELL.cell1} to cell ${CELL.cell2}`);
-    expect(dry.stdout).toContain(`[cell ${CELL.cell2}] set mapped = 1 on 1 live compute node(s) of host compute-2 (id ${newNodeId})`);
+    expect(dry.stdout).toContain(`[cell cell1] check that nothing live has host compute-2 in this cell, and set mapped = 0 on its 1 soft-deleted compute node(s) (id ${oldNodeId})`);
+    expect(dry.stdout).toContain(`[api] move the host mapping of compute-2 (id ${mappingId}) from cell cell1 to cell cell2`);
+    expect(dry.stdout).toContain(`[cell cell2] set mapped = 1 on 1 live compute node(s) of host compute-2 (id ${newNodeId})`);
     expect(await everything(d)).toEqual(before);
 
     const journal = join(d.dir, 'remap.jsonl');
@@ -125,7 +125,7 @@ describeEachDialect('cell_v2 discover_hosts --remap', (dialect) => {
     const doc = JSON.parse(dry.stdout) as { units: unknown[]; refused: Array<{ subject: string; reason: string }> };
     expect(doc.units).toEqual([]);
     expect(doc.refused).toHaveLength(1);
-    expect(doc.refused[0]?.reason).toBe(`its live service is in cell ${CELL.cell2}, but cell ${CELL.cell1} still has 1 live instance(s) (e0b9a3c2-0a1b-4c2d-8e3f-0000000000aa)`);
+    expect(doc.refused[0]?.reason).toBe(`its live service is in cell cell2, but cell cell1 still has 1 live instance(s) (e0b9a3c2-0a1b-4c2d-8e3f-0000000000aa)`);
     expect([3, 5]).toContain((await discover('--remap', '--apply')).code);
     expect(await everything(d)).toEqual(before);
   });

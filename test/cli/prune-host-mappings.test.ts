@@ -62,9 +62,9 @@ describeEachDialect('cell_v2 prune_host_mappings', (dialect) => {
     const dry = await prune();
     expect(dry.code).toBe(3);
     expect(dry.stdout).toContain('cell_v2 prune_host_mappings: 1 unit(s), 2 change(s), 0 refused.');
-    expect(dry.stdout).toContain(`stale host mapping of compute-3 to cell ${CELL.cell1}`);
+    expect(dry.stdout).toContain('stale host mapping of compute-3 to cell cell1');
     expect(dry.stdout).toContain(`set mapped = 0 on its 1 soft-deleted compute node(s) (id ${String(node3['id'])})`);
-    expect(dry.stdout).toContain(`delete the host mapping of compute-3 (id ${mapping3.id}) to cell ${CELL.cell1}`);
+    expect(dry.stdout).toContain(`delete the host mapping of compute-3 (id ${mapping3.id}) to cell cell1`);
     expect(dry.stdout).toContain('Nothing was changed.');
     expect(await everything(d)).toEqual(before);
 
@@ -141,7 +141,7 @@ describeEachDialect('cell_v2 prune_host_mappings', (dialect) => {
     expect(dry.stdout).toContain('cell_v2 prune_host_mappings: 0 unit(s), 0 change(s), 2 refused.');
     expect(dry.stdout).toContain(`host mapping of compute-1 (id`);
     expect(dry.stdout).toContain(`1 live instance(s) are on the host (${LIBVIRT_SERVER.uuid}): not stale`);
-    expect(dry.stdout).toMatch(/host mapping of compute-4 \(id \d+\) to cell [-0-9a-f]+: a live nova-compute service or compute node has the host in cell [-0-9a-f]+: the mapping points at the wrong cell \(see: nova-reconcile (--config-file \S+ )?cell_v2 discover_hosts --remap\)/);
+    expect(dry.stdout).toMatch(/host mapping of compute-4 \(id \d+\) to cell cell1: a live nova-compute service or compute node has the host in cell cell2: the mapping points at the wrong cell \(see: nova-reconcile (--config-file \S+ )?cell_v2 discover_hosts --remap\)/);
     const applied = await prune('--apply');
     expect([3, 5]).toContain(applied.code);
     expect(await everything(d)).toEqual(before);

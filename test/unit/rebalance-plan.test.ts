@@ -300,7 +300,7 @@ describe('planRebalance: re-homing off dead services', () => {
     w.instances.push(instance('ironic-compute-0', { uuid: 'bbbbbbbb-0000-4000-8000-000000000001' }));
     const plan = planRebalance(snapshot(w), opts);
     expect(plan.units).toEqual([]);
-    expect(plan.refused).toMatchObject([{ subject: `ironic node ${N} in cell ${C1}`, reason: expect.stringContaining('2 live instances are on it') as unknown }]);
+    expect(plan.refused).toMatchObject([{ subject: `ironic node ${N} in cell cell1`, reason: expect.stringContaining('2 live instances are on it') as unknown }]);
   });
 
   it('a clean deployment plans nothing', () => {
@@ -430,7 +430,7 @@ describe('planNodeMoves', () => {
     w.nodes = w.nodes.filter((n) => n.uuid === N);
     w.services.push(service('ironic-compute-9', { cellUuid: '99999999-9999-4999-8999-999999999999' }));
     expect(planNodeMoves(snapshot(w), { nodes: [N], toHost: 'ironic-compute-9', sourceDownOk: false }).skipped[0]?.reason).toBe(
-      `destination ironic-compute-9 is in cell 99999999-9999-4999-8999-999999999999, not in the node's cell ${C1}`,
+      `destination ironic-compute-9 is in cell 99999999-9999-4999-8999-999999999999, not in the node's cell cell1`,
     );
     w.instances.push(instance('ironic-compute-0', { uuid: 'bbbbbbbb-0000-4000-8000-000000000001' }));
     const mp = planNodeMoves(snapshot(w), { fromHosts: ['ironic-compute-0'], toHost: 'ironic-compute-1', sourceDownOk: false });

@@ -10,7 +10,7 @@
 //  - every change once; a change that throws stops every lane before its
 //    next change, without leaving a lane waiting for ever; so does stop().
 import { describe, expect, it } from 'vitest';
-import { describeTarget, type DbRef } from '../../src/domain/plan.js';
+import { targetKey, type DbRef } from '../../src/domain/plan.js';
 import type { JournalChange } from '../../src/operations/journal.js';
 import { changeKeys, runInLanes, undoLanes, unitPredecessors, type LaneOptions } from '../../src/operations/undo-lanes.js';
 
@@ -168,11 +168,11 @@ describe('undo lanes', () => {
           keysOf,
           group: {
             max: 4,
-            together: (a, b) => describeTarget(a.target) === describeTarget(b.target),
+            together: (a, b) => targetKey(a.target) === targetKey(b.target),
             run: async (group) => {
               sizes.push(group.length);
               expect(group.length).toBeLessThanOrEqual(4);
-              expect(new Set(group.map((c) => describeTarget(c.target))).size).toBe(1);
+              expect(new Set(group.map((c) => targetKey(c.target))).size).toBe(1);
               // In lane order: descending seq.
               expect(group.map((c) => c.seq)).toEqual([...group.map((c) => c.seq)].sort((a, b) => b - a));
               const done = new Set<number>();

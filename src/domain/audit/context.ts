@@ -1,5 +1,6 @@
 // What every check of the audit shares: the snapshot, its index, the
 // options, the orphans found so far, and how a node is named in a finding.
+import type { CellNamer } from '../cell-names.js';
 import type { ComputeNodeRec, InstanceRec, ServiceRec, Snapshot } from '../model.js';
 import { instancesOn, type SnapshotIndex } from '../snapshot-index.js';
 import type { Finding, FindingKind, FindingValue } from '../finding.js';
@@ -25,6 +26,8 @@ export interface Audit {
   /** Live nodes that are orphans (their other problems are the orphan cleanup's). */
   readonly orphans: Set<ComputeNodeRec>;
   readonly out: Finding[];
+  /** How the summaries name a cell (cell-names.ts), as the audit's cell column does. */
+  readonly cellName: CellNamer;
 }
 
 export function add(a: Audit, finding: Finding): void {

@@ -91,7 +91,7 @@ function findWrongCellMappings(a: Audit, holders: Holders, mappingByHost: Readon
       add(a, {
         kind: 'wrong-cell-mapping',
         cellUuid,
-        summary: `host ${m.host} is in cell ${cellUuid} but mapped to cell ${m.cellUuid}: discover_hosts never re-points it`,
+        summary: `host ${m.host} is in cell ${a.cellName(cellUuid)} but mapped to cell ${a.cellName(m.cellUuid)}: discover_hosts never re-points it`,
         objects: { host: m.host, mapping_id: m.id, mapped_cell_uuid: m.cellUuid },
         // --remap moves the mapping in one compare-and-swap when the host's live service is there; delete_host + discover leaves it unmapped in between.
         suggestion: hasLiveComputeService(a, cellUuid, key)

@@ -8,6 +8,7 @@
 // The audit needs a snapshot of every cell: a provider or a host mapping
 // whose node lives in an unread cell would look stale. Scoping to one cell
 // (AuditOptions.cellUuid) filters the findings, not the reading.
+import { cellNamer } from '../cell-names.js';
 import type { AllocationRec, Snapshot } from '../model.js';
 import { allocationChecks, type AllocationChecks } from './consumer-allocations.js';
 import { findDeletedNodesWithProvider } from './deleted-node-provider.js';
@@ -75,7 +76,7 @@ export function openAudit(snapshot: Snapshot, options: AuditOptions = {}): Strea
     },
     finish(kept) {
       // The kept allocations are every allocation on a stale provider tree, and every allocation of the consumers on one.
-      const a: Audit = { s: snapshot, ix: allocations === undefined ? ix : withAllocations(ix, kept), options, orphans: new Set(), out };
+      const a: Audit = { s: snapshot, ix: allocations === undefined ? ix : withAllocations(ix, kept), options, orphans: new Set(), out, cellName: cellNamer(snapshot.cells) };
       checks.forEach(([name, check], i) => {
         step(`checking ${name}`, i, checks.length);
         check(a);

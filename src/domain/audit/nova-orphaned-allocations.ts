@@ -22,6 +22,7 @@
 //  - the last allocations on compute-node providers of an instance that is
 //    live in some cell (a stale provider holding a live instance's only
 //    allocations): deleting them loses the instance's claim for good.
+import { cellNamer, type CellNamer } from '../cell-names.js';
 import { nodeKey } from '../snapshot-index.js';
 import type { AllocationRec, ComputeNodeRec, ConsumerRec, InstanceRec, MigrationRec, ProviderRec, Snapshot } from '../model.js';
 import { COMPUTE_NODE_TRAIT, FINAL_MIGRATION_STATES, SHARING_TRAIT } from '../model.js';
@@ -135,7 +136,7 @@ export function openPlacementAudit(snapshot: Snapshot, options: PlacementAuditOp
   const counts = (rc: string): boolean => options.allResourceClasses || NOVA_RESOURCE_CLASSES.includes(rc);
   const nodeOf = (rp: ProviderRec): ComputeNodeRec | undefined => lookup.liveNodeByUuid.get(rootUuid.get(rp.id) ?? rp.uuid);
   const found = new Map<number, FoundEntry[]>();
-  const walk: AuditWalk = { lookup, rank: new Map(providers.map((rp, i) => [rp.id, i])), counts, nodeOf, found };
+  const walk: AuditWalk = { lookup, rank: new Map(providers.map((rp, i) => [rp.id, i])), counts, nodeOf, found, cellName: cellNamer(snapshot.cells) };
   const seen = new Set<string>();
 
   return {
@@ -177,11 +178,13 @@ interface AuditWalk {
   readonly counts: (rc: string) => boolean;
   readonly nodeOf: (rp: ProviderRec) => ComputeNodeRec | undefined;
   readonly found: Map<number, FoundEntry[]>;
+  /** How a kept allocation's reason names a cell (cell-names.ts). */
+  readonly cellName: CellNamer;
 }
 
 /** Judge every share of one consumer, provider by provider in audit order, chaining its generation through them. */
 function judgeConsumer(walk: AuditWalk, consumerUuid: string, allocations: readonly AllocationRec[]): void {
-  const { lookup, rank, counts, nodeOf, found } = walk;
+  const { lookup, rank, counts, nodeOf, found, cellName } = walk;
   // An allocation without a consumer row is invisible to placement's API, and to nova's audit.
   const consumer = lookup.consumerByUuid.get(consumerUuid);
   if (consumer === undefined) return;
@@ -211,7 +214,7 @@ function judgeConsumer(walk: AuditWalk, consumerUuid: string, allocations: reado
         kept: {
           consumerUuid,
           resources,
-          reason: `they are the last allocations on a compute-node provider of instance ${consumerUuid}, which is live in cell ${instance.cellUuid} on ${instance.host ?? '-'}/${instance.node ?? '-'}; deleting them would lose them (see: nova-reconcile compute_node rebalance, placement cleanup_providers)`,
+          reason: `they are the last allocations on a compute-node provider of instance ${consumerUuid}, which is live in cell ${cellName(instance.cellUuid)} on ${instance.host ?? '-'}/${instance.node ?? '-'}; deleting them would lose them (see: nova-reconcile compute_node rebalance, placement cleanup_providers)`,
         },
       });
       continue;

@@ -91,7 +91,7 @@ function ringOwnerOf(np: NodePlan, canonicalHealth: ReturnType<typeof healthOf>)
     if (svc === undefined || hostKey(svc.host) === hostKey(from) || healthOf(ctx, cellUuid, svc.host) !== 'up')
       return {
         ok: false,
-        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", whose nova-compute (${shard.host}: [ironic] shard and [DEFAULT] host of the given nova.conf) is not an up service of cell ${cellUuid}, and no other nova-compute takes a node of that shard`,
+        reason: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", whose nova-compute (${shard.host}: [ironic] shard and [DEFAULT] host of the given nova.conf) is not an up service of cell ${ctx.cellName(cellUuid)}, and no other nova-compute takes a node of that shard`,
         suggestion: `start nova-compute on ${shard.host}, or name the ring with --ring-members`,
       };
     return { dest: svc, why: `its service on ${from} is ${describeHealth(canonicalHealth)}; Ironic puts it in shard "${shard.shard}", which ${svc.host ?? '-'} serves alone ([ironic] shard): it owns every node of the shard` };
@@ -116,7 +116,7 @@ function ringOwnerOf(np: NodePlan, canonicalHealth: ReturnType<typeof healthOf>)
   if (owner === undefined)
     return {
       ok: false,
-      reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${cellUuid}${partition === undefined || partition.group === ANY_GROUP ? '' : ` serving conductor group "${partition.group}"`} can take it over`,
+      reason: `its service on ${from} is ${describeHealth(canonicalHealth)}, and no live ironic nova-compute service in cell ${ctx.cellName(cellUuid)}${partition === undefined || partition.group === ANY_GROUP ? '' : ` serving conductor group "${partition.group}"`} can take it over`,
       suggestion: 'start a nova-compute service for ironic, or name the ring with --ring-members; if Ironic no longer lists the node: nova-reconcile compute_node cleanup_orphans --ironic-nodes FILE',
     };
   return {

@@ -2,6 +2,7 @@
 // node's plan in progress, and the step result. The liveness and ring
 // helpers read the context (ring.ts); the scope (scope.ts), placement repair
 // (placement-repair.ts) and cell repair (cell-repair.ts) each take a NodePlan.
+import type { CellNamer } from '../cell-names.js';
 import type { ComputeNodeRec, InstanceRec, ServiceRec, Snapshot } from '../model.js';
 import type { HashRing } from '../hash-ring.js';
 import type { PlannedChange } from '../plan.js';
@@ -24,6 +25,8 @@ export interface Ctx {
   readonly deletedByNode: ReadonlyMap<string, readonly ComputeNodeRec[]>;
   readonly rings: Map<string, CellRing>;
   readonly ringMembers: ReadonlySet<string> | undefined;
+  /** How the texts name a cell (cell-names.ts). */
+  readonly cellName: CellNamer;
 }
 
 export interface CellRing {

@@ -31,6 +31,7 @@
 //
 // The steps live beside this file: scope.ts (input and grouping), ring.ts
 // (liveness and Nova's hash ring), placement-repair.ts and cell-repair.ts.
+import { cellNamer } from '../cell-names.js';
 import type { ComputeNodeRec, InstanceRec, Snapshot } from '../model.js';
 import { isUuid, keyedByIronicNode } from '../ironic-nodes.js';
 import { novaKnowsIronicByUuid } from '../nova-release.js';
@@ -84,6 +85,7 @@ export function planRebalance(snapshot: Snapshot, options: RebalanceOptions): Pl
     deletedByNode: indexDeletedNodes(snapshot),
     rings: new Map(),
     ringMembers,
+    cellName: cellNamer(snapshot.cells),
   };
   const units: ScopedUnit[] = [];
   const refused: ScopedRefusal[] = [];
@@ -111,7 +113,7 @@ function planNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult {
   return {
     kind: 'refused',
     refusal: {
-      subject: `ironic node ${hh} in cell ${(group[0] as ComputeNodeRec).cellUuid}`,
+      subject: `ironic node ${hh} in cell ${ctx.cellName((group[0] as ComputeNodeRec).cellUuid)}`,
       reason: `${origin?.label ?? 'the ironic node list'} does not list it (${origin?.nodes ?? ctx.s.ironicNodes.length} nodes): it is gone from Ironic, so it is not re-homed; its compute node(s) are orphans`,
       suggestion: `nova-reconcile compute_node cleanup_orphans${ironicTruthArgs(origin)} --node ${hh}`,
     },
@@ -124,7 +126,7 @@ function planListedNode(ctx: Ctx, group: readonly ComputeNodeRec[]): NodeResult 
   const cellUuid = first.cellUuid;
   const key = groupKey(cellUuid, first.hypervisorHostname as string);
   const instances = ctx.instancesByNode.get(key) ?? [];
-  const subject = `ironic node ${first.hypervisorHostname as string} in cell ${cellUuid}`;
+  const subject = `ironic node ${first.hypervisorHostname as string} in cell ${ctx.cellName(cellUuid)}`;
   const refuse = (reason: string, suggestion?: string): NodeResult => ({ kind: 'refused', refusal: { subject, reason, ...(suggestion === undefined ? {} : { suggestion }) } });
 
   if (instances.length > 1)
