@@ -45,9 +45,10 @@ export interface MemoryRow {
   readonly old?: { readonly same: boolean; readonly peakRssKb: number; readonly seconds: number };
 }
 
-const USAGE = `usage: node dist/bench/memory.js [--clouds 1x30000,1x100000,10x30000] [--old DIR] [--out FILE] [--mysql URL]
+const USAGE = `usage: node dist/bench/memory.js [--clouds 1x30000,1x100000,10x30000] [--only TEXT] [--old DIR] [--out FILE] [--mysql URL]
 
   --clouds LIST  clouds to build, CELLSxHOSTS_PER_CELL (default 1x30000,1x100000,10x30000)
+  --only TEXT    only the commands whose arguments contain TEXT (e.g. heal)
   --old DIR      a built checkout of an earlier commit: its outputs must be identical
   --out FILE     write the report (markdown) to FILE
   --mysql URL    the server (default mysql://root@127.0.0.1:3306, or BENCH_MYSQL_URL)
@@ -76,7 +77,7 @@ async function runOne(cliRoot: string, d: ScratchDeployment, args: readonly stri
 }
 
 /** One cloud of `shape` (1% orphan hosts, 1% stale providers, one instance per node), every command on it. */
-export async function measureCloud(server: Server, shape: CloudShape, old: string | undefined): Promise<MemoryRow[]> {
+export async function measureCloud(server: Server, shape: CloudShape, old: string | undefined, only?: string): Promise<MemoryRow[]> {
   const label = shapeLabel(shape);
   progress(`${label}: creating the cloud`);
   const d = await createScratchDeployment(server, shape.cells, { withPlacement: true });
@@ -90,6 +91,7 @@ export async function measureCloud(server: Server, shape: CloudShape, old: strin
     );
     progress(`${label}: generated in ${formatSeconds((Date.now() - started) / 1000)} s: ${cloud.computeNodes} nodes, ${cloud.instances} instances, ${cloud.allocations} allocations`);
     for (const { args, code } of MEMORY_COMMANDS) {
+      if (only !== undefined && !args.join(' ').includes(only)) continue;
       const ours = await runOne(REPO_ROOT, d, args, code);
       const theirs = old === undefined ? undefined : await runOne(old, d, args, code);
       const row: MemoryRow = {
@@ -141,7 +143,7 @@ export function renderMemoryReport(rows: readonly MemoryRow[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { clouds: { type: 'string' }, old: { type: 'string' }, out: { type: 'string' }, mysql: { type: 'string' }, help: { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { clouds: { type: 'string' }, only: { type: 'string' }, old: { type: 'string' }, out: { type: 'string' }, mysql: { type: 'string' }, help: { type: 'boolean' } } });
   if (values.help === true) {
     process.stdout.write(USAGE);
     return;
@@ -156,7 +158,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', cleanup);
   process.once('SIGTERM', cleanup);
   const rows: MemoryRow[] = [];
-  for (const shape of shapes) rows.push(...(await measureCloud(server, shape, old)));
+  for (const shape of shapes) rows.push(...(await measureCloud(server, shape, old, values.only)));
   const report = renderMemoryReport(rows);
   process.stdout.write(`${report}\n`);
   if (values.out !== undefined) await writeFile(values.out, `${report}\n`);

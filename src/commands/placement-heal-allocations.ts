@@ -108,6 +108,8 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
         maxCount: o.maxCount,
         dryRun: o.dryRun,
         force: o.force,
+        // nova's --verbose lines, held only where they are printed: stdout, JSON, or the operator log of a run that writes.
+        messages: o.verbose || o.json || !o.dryRun,
         ...journalSettings(ctx, o.journal),
         ...(ctx.interrupts === undefined ? {} : { signal: ctx.interrupts.signal, holdInterrupts: () => (ctx.interrupts as Interrupts).hold() }),
       }),

@@ -20,7 +20,7 @@
 // in-use ironic node's own reserved = 1 does not block its own instance.
 import { checkCapacity } from './capacity.js';
 import { extraSpec, resourcesFromFlavor, type EmbeddedFlavor } from './flavor-resources.js';
-import type { AllocationRec, ComputeNodeRec, InventoryRec, PlacementSnapshot, ProviderRec } from './model.js';
+import type { AllocationRec, ComputeNodeRec, ConsumerRec, InventoryRec, PlacementSnapshot, ProviderRec } from './model.js';
 import { footprintOfChanges, type Change, type PlannedChange, type Unit } from './plan.js';
 import { pushTo } from './text-and-maps.js';
 import { nodeKey } from './snapshot-index.js';
@@ -47,7 +47,46 @@ export interface HealCell {
   readonly isCell0: boolean;
 }
 
-export interface HealInput {
+/**
+ * One cell's part of the walk, read when the walk reaches the cell (so only
+ * one cell is held at a time: operations/heal-allocations.ts).
+ */
+export interface HealCellPart {
+  /** Live instances of the cell (all of them, or the one --instance names). */
+  readonly instances: readonly HealInstanceRec[];
+  /** Live compute nodes of the cell. */
+  readonly computeNodes: readonly ComputeNodeRec[];
+  readonly placement: HealPlacement;
+}
+
+/**
+ * What placement holds for one cell's instances: the providers of the
+ * cell's compute nodes and those its instances hold allocations on, their
+ * inventories, the instances' allocations and consumer rows, and the usage
+ * of those providers by every consumer (`used`, per "providerId:classId").
+ * A superset is harmless: every lookup is by exact uuid or id.
+ */
+export interface HealPlacement {
+  readonly providers: readonly HealProvider[];
+  readonly inventories: readonly InventoryRec[];
+  readonly allocations: readonly AllocationRec[];
+  readonly consumers: readonly ConsumerRec[];
+  readonly used: ReadonlyMap<string, number>;
+}
+
+/** What the walk needs of a provider. */
+export type HealProvider = Pick<ProviderRec, 'id' | 'uuid' | 'generation'>;
+
+/** What every cell of the walk shares: the lookup tables. */
+export interface HealLookups {
+  readonly resourceClassIds: ReadonlyMap<string, number>;
+  /** projects.id / users.id -> external_id (Keystone id). */
+  readonly projects: ReadonlyMap<number, string>;
+  readonly users: ReadonlyMap<number, string>;
+}
+
+/** The whole input at once (the unit tests): cut into cell parts and walked as the command walks them. */
+export interface HealInput extends HealLookups {
   /** The cells to walk, in cell_mappings order (cell0 is skipped here, as nova skips it). */
   readonly cells: readonly HealCell[];
   /** Live instances of those cells. */
@@ -55,10 +94,6 @@ export interface HealInput {
   /** Live compute nodes. */
   readonly computeNodes: readonly ComputeNodeRec[];
   readonly placement: PlacementSnapshot;
-  readonly resourceClassIds: ReadonlyMap<string, number>;
-  /** projects.id / users.id -> external_id (Keystone id). */
-  readonly projects: ReadonlyMap<number, string>;
-  readonly users: ReadonlyMap<number, string>;
 }
 
 export interface HealOptions {
@@ -68,6 +103,12 @@ export interface HealOptions {
   readonly unlimited: boolean;
   readonly dryRun: boolean;
   readonly force: boolean;
+  /**
+   * Keep nova's --verbose lines (the 'say' steps). Default true; false when
+   * nothing will print them (a dry run without --verbose or JSON), so that
+   * a walk over every instance does not hold a line per instance.
+   */
+  readonly messages?: boolean;
 }
 
 export type HealStep =
@@ -111,61 +152,99 @@ class Stop {
   constructor(readonly end: HealEnd) {}
 }
 
-export function planHealAllocations(input: HealInput, options: HealOptions): HealPlan {
+/**
+ * nova's walk, one cell at a time: `cell` takes each cell in order with its
+ * part (read only when `wants` says the walk reaches it) and `finish` gives
+ * the plan. What carries from cell to cell is the count of healed instances
+ * and what the writes planned so far do to provider generations and usage.
+ */
+export interface HealWalk {
+  /** False once the walk has ended (--max-count reached, or a stop): no further cell is read. */
+  wants(cell: HealCell): boolean;
+  cell(cell: HealCell, part: HealCellPart): void;
+  finish(): HealPlan;
+}
+
+export function openHealWalk(lookups: HealLookups, options: HealOptions): HealWalk {
   const steps: HealStep[] = [];
-  const say = (text: string): void => void steps.push({ kind: 'say', text });
-  const ctx = indexInput(input);
-  let processed = 0;
+  const say = options.messages === false ? () => undefined : (text: string): void => void steps.push({ kind: 'say', text });
+  const written: Written = { generation: new Map(), usedDelta: new Map() };
   const { maxCount, unlimited } = options;
-  try {
-    if (options.instanceUuid === undefined && unlimited) say(`Running batches of ${maxCount} until complete`);
-    for (const cell of input.cells) {
-      if (cell.isCell0) continue;
-      say(`Looking for instances in cell: ${cell.name ? `${cell.uuid}(${cell.name})` : cell.uuid}`);
-      const limit = unlimited ? maxCount : maxCount - processed;
-      let inCell = 0;
-      const candidates = (ctx.instancesByCell.get(cell.uuid) ?? []).filter((i) => options.instanceUuid === undefined || i.uuid === options.instanceUuid);
-      for (let start = 0; limit > 0 && start < candidates.length; start += limit) {
-        const page = candidates.slice(start, start + limit);
-        say(`Found ${page.length} candidate instances.`);
-        for (const inst of page) if (healInstance(inst, ctx, options, steps)) inCell += 1;
-        if ((!unlimited && inCell === limit) || options.instanceUuid !== undefined) break;
-      }
-      processed += inCell;
-      // nova compares with max_count even when unlimited (the page size, 50).
-      if (processed === maxCount && options.instanceUuid === undefined)
-        return { steps, end: { code: HEAL_EXIT.maxCount, text: `Max count reached. Processed ${processed} instances.`, always: false, detail: null } };
-    }
-  } catch (err) {
-    if (err instanceof Stop) return { steps, end: err.end };
-    throw err;
-  }
+  let processed = 0;
+  let ended: HealEnd | undefined;
+  if (options.instanceUuid === undefined && unlimited) say(`Running batches of ${maxCount} until complete`);
   return {
-    steps,
-    end: { code: processed === 0 ? HEAL_EXIT.nothing : HEAL_EXIT.healed, text: `Processed ${processed} instances.`, always: false, detail: null },
+    wants: (cell) => ended === undefined && !cell.isCell0,
+    cell(cell, part) {
+      if (ended !== undefined || cell.isCell0) return;
+      try {
+        say(`Looking for instances in cell: ${cell.name ? `${cell.uuid}(${cell.name})` : cell.uuid}`);
+        const ctx = indexCell(lookups, part, written);
+        const limit = unlimited ? maxCount : maxCount - processed;
+        let inCell = 0;
+        const candidates = (ctx.instancesByCell.get(cell.uuid) ?? []).filter((i) => options.instanceUuid === undefined || i.uuid === options.instanceUuid);
+        for (let start = 0; limit > 0 && start < candidates.length; start += limit) {
+          const page = candidates.slice(start, start + limit);
+          say(`Found ${page.length} candidate instances.`);
+          for (const inst of page) if (healInstance(inst, ctx, options, steps)) inCell += 1;
+          if ((!unlimited && inCell === limit) || options.instanceUuid !== undefined) break;
+        }
+        processed += inCell;
+        // nova compares with max_count even when unlimited (the page size, 50).
+        if (processed === maxCount && options.instanceUuid === undefined)
+          ended = { code: HEAL_EXIT.maxCount, text: `Max count reached. Processed ${processed} instances.`, always: false, detail: null };
+      } catch (err) {
+        if (!(err instanceof Stop)) throw err;
+        ended = err.end;
+      }
+    },
+    finish: () => ({
+      steps,
+      end: ended ?? { code: processed === 0 ? HEAL_EXIT.nothing : HEAL_EXIT.healed, text: `Processed ${processed} instances.`, always: false, detail: null },
+    }),
   };
 }
 
+/** The walk over an input held whole: each cell's part cut from it, as the command reads them. */
+export function planHealAllocations(input: HealInput, options: HealOptions): HealPlan {
+  const walk = openHealWalk(input, options);
+  const p = input.placement;
+  const used = new Map<string, number>();
+  for (const a of p.allocations) used.set(`${a.providerId}:${a.resourceClassId}`, (used.get(`${a.providerId}:${a.resourceClassId}`) ?? 0) + a.used);
+  const placement: HealPlacement = { providers: p.providers, inventories: p.inventories, allocations: p.allocations, consumers: p.consumers, used };
+  for (const cell of input.cells) {
+    if (!walk.wants(cell)) continue;
+    walk.cell(cell, { instances: input.instances.filter((i) => i.cellUuid === cell.uuid), computeNodes: input.computeNodes.filter((n) => n.cellUuid === cell.uuid), placement });
+  }
+  return walk.finish();
+}
+
+/** What the writes planned in earlier cells left: provider generations, and usage added or removed per "providerId:classId". */
+interface Written {
+  readonly generation: Map<number, number>;
+  readonly usedDelta: Map<string, number>;
+}
+
 interface Ctx {
-  readonly input: HealInput;
+  readonly lookups: HealLookups;
+  readonly computeNodes: readonly ComputeNodeRec[];
   readonly instancesByCell: ReadonlyMap<string, HealInstanceRec[]>;
-  readonly providerByUuid: ReadonlyMap<string, ProviderRec>;
-  readonly providerById: ReadonlyMap<number, ProviderRec>;
+  readonly providerByUuid: ReadonlyMap<string, HealProvider>;
+  readonly providerById: ReadonlyMap<number, HealProvider>;
   readonly inventory: ReadonlyMap<string, InventoryRec>;
   readonly allocationsByConsumer: ReadonlyMap<string, AllocationRec[]>;
-  /** Sum of `used` per "provider:class", updated as the plan heals instances. */
-  readonly usedByProviderClass: Map<string, number>;
-  /** Provider generations as the writes planned so far leave them. */
-  readonly generation: Map<number, number>;
-  readonly consumerByUuid: ReadonlyMap<string, { generation: number; projectId: number; userId: number }>;
+  /** Sum of `used` per "provider:class" by every consumer, as read. */
+  readonly used: ReadonlyMap<string, number>;
+  readonly written: Written;
+  readonly consumerByUuid: ReadonlyMap<string, ConsumerRec>;
   /** Instances per (cell, host, node), lower-cased as MySQL's collation compares them. */
   readonly instancesOnNode: ReadonlyMap<string, number>;
 }
 
-function indexInput(input: HealInput): Ctx {
+function indexCell(lookups: HealLookups, part: HealCellPart, written: Written): Ctx {
   const instancesByCell = new Map<string, HealInstanceRec[]>();
   const instancesOnNode = new Map<string, number>();
-  for (const i of input.instances) {
+  for (const i of part.instances) {
     pushTo(instancesByCell, i.cellUuid, i);
     const k = nodeKey(i.cellUuid, i.host, i.node);
     instancesOnNode.set(k, (instancesOnNode.get(k) ?? 0) + 1);
@@ -173,31 +252,36 @@ function indexInput(input: HealInput): Ctx {
   // InstanceList.get_by_filters(sort_key='created_at', sort_dir='asc') sorts by (created_at, id); NULLs first, as MySQL does.
   for (const list of instancesByCell.values())
     list.sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || (a.createdAt === null ? -1 : 0) - (b.createdAt === null ? -1 : 0) || a.id - b.id);
-  const p = input.placement;
+  const p = part.placement;
   const allocationsByConsumer = new Map<string, AllocationRec[]>();
-  const usedByProviderClass = new Map<string, number>();
-  for (const a of [...p.allocations].sort((x, y) => x.id - y.id)) {
-    pushTo(allocationsByConsumer, a.consumerUuid, a);
-    const k = `${a.providerId}:${a.resourceClassId}`;
-    usedByProviderClass.set(k, (usedByProviderClass.get(k) ?? 0) + a.used);
-  }
+  for (const a of [...p.allocations].sort((x, y) => x.id - y.id)) pushTo(allocationsByConsumer, a.consumerUuid, a);
   return {
-    input,
+    lookups,
+    computeNodes: part.computeNodes,
     instancesByCell,
     providerByUuid: new Map(p.providers.map((r) => [r.uuid, r])),
     providerById: new Map(p.providers.map((r) => [r.id, r])),
     inventory: new Map(p.inventories.map((inv) => [`${inv.providerId}:${inv.resourceClassId}`, inv])),
     allocationsByConsumer,
-    usedByProviderClass,
-    generation: new Map(p.providers.map((r) => [r.id, r.generation])),
+    used: p.used,
+    written,
     consumerByUuid: new Map(p.consumers.map((c) => [c.uuid, c])),
     instancesOnNode,
   };
 }
 
+/** Usage of "provider:class" by every consumer, as the writes planned so far leave it. */
+function usedOf(ctx: Ctx, key: string): number {
+  return (ctx.used.get(key) ?? 0) + (ctx.written.usedDelta.get(key) ?? 0);
+}
+
+function generationOf(ctx: Ctx, rp: HealProvider): number {
+  return ctx.written.generation.get(rp.id) ?? rp.generation;
+}
+
 /** true when the instance is healed (counts toward --max-count); throws Stop to end the run. */
 function healInstance(inst: HealInstanceRec, ctx: Ctx, options: HealOptions, steps: HealStep[]): boolean {
-  const say = (text: string): void => void steps.push({ kind: 'say', text });
+  const say = options.messages === false ? () => undefined : (text: string): void => void steps.push({ kind: 'say', text });
   if (inst.taskState !== null) {
     say(`Instance ${inst.uuid} is undergoing a task state transition: ${inst.taskState}`);
     return false;
@@ -220,8 +304,8 @@ function healInstance(inst: HealInstanceRec, ctx: Ctx, options: HealOptions, ste
 
   const current = ctx.allocationsByConsumer.get(inst.uuid) ?? [];
   const consumer = ctx.consumerByUuid.get(inst.uuid);
-  const project = consumer === undefined ? undefined : ctx.input.projects.get(consumer.projectId);
-  const user = consumer === undefined ? undefined : ctx.input.users.get(consumer.userId);
+  const project = consumer === undefined ? undefined : ctx.lookups.projects.get(consumer.projectId);
+  const user = consumer === undefined ? undefined : ctx.lookups.users.get(consumer.userId);
   let mode: 'create' | 'update' | null = null;
   let wanted: Wanted | null = null;
   if (current.length === 0) {
@@ -270,7 +354,7 @@ type Wanted =
 
 function fromFlavor(inst: HealInstanceRec, ctx: Ctx, flavor: EmbeddedFlavor): Wanted {
   // ComputeNode.get_by_host_and_nodename: live rows, host and node compared as MySQL's collation does.
-  const cn = ctx.input.computeNodes
+  const cn = ctx.computeNodes
     .filter((n) => !n.deleted && nodeKey(n.cellUuid, n.host, n.hypervisorHostname) === nodeKey(inst.cellUuid, inst.host, inst.node))
     .sort((a, b) => a.id - b.id)[0];
   if (cn === undefined || cn.uuid === null)
@@ -296,15 +380,15 @@ function buildChange(
     const rp = ctx.providerByUuid.get(wanted.nodeUuid);
     if (rp === undefined) return { ok: false, reason: `no resource provider has the compute node's uuid ${wanted.nodeUuid}` };
     for (const [rc, used] of wanted.resources) {
-      const classId = ctx.input.resourceClassIds.get(rc);
+      const classId = ctx.lookups.resourceClassIds.get(rc);
       if (classId === undefined) return { ok: false, reason: `resource class ${rc} does not exist in placement` };
-      rows.push({ providerId: rp.id, providerUuid: rp.uuid, providerGeneration: ctx.generation.get(rp.id) ?? rp.generation, resourceClassId: classId, resourceClass: rc, used, ownNode: wanted.ironicNode });
+      rows.push({ providerId: rp.id, providerUuid: rp.uuid, providerGeneration: generationOf(ctx, rp), resourceClassId: classId, resourceClass: rc, used, ownNode: wanted.ironicNode });
     }
   } else {
     for (const a of wanted.rows) {
       const rp = ctx.providerById.get(a.providerId);
       if (rp === undefined) return { ok: false, reason: `allocation ${a.id} names resource provider ${a.providerId}, which does not exist` };
-      rows.push({ providerId: rp.id, providerUuid: rp.uuid, providerGeneration: ctx.generation.get(rp.id) ?? rp.generation, resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used, ownNode: false });
+      rows.push({ providerId: rp.id, providerUuid: rp.uuid, providerGeneration: generationOf(ctx, rp), resourceClassId: a.resourceClassId, resourceClass: a.resourceClass, used: a.used, ownNode: false });
     }
   }
   // Placement's capacity check: the consumer's own allocations are deleted first (nova-facts §8.2).
@@ -317,7 +401,7 @@ function buildChange(
       resourceClass: r.resourceClass,
       providerUuid: r.providerUuid,
       amount: r.used,
-      usedByOthers: (ctx.usedByProviderClass.get(k) ?? 0) - (mine.get(k) ?? 0),
+      usedByOthers: usedOf(ctx, k) - (mine.get(k) ?? 0),
       ownIronicInstance: r.ownNode,
     });
     if (!verdict.ok) return { ok: false, reason: verdict.reason };
@@ -346,13 +430,13 @@ function buildChange(
 function recordWrite(ctx: Ctx, change: Built['change']): void {
   for (const r of change.replaces) {
     const k = `${r.providerId}:${r.resourceClassId}`;
-    ctx.usedByProviderClass.set(k, (ctx.usedByProviderClass.get(k) ?? 0) - r.used);
+    ctx.written.usedDelta.set(k, (ctx.written.usedDelta.get(k) ?? 0) - r.used);
   }
   const bumped = new Set<number>();
   for (const a of change.allocations) {
     const k = `${a.providerId}:${a.resourceClassId}`;
-    ctx.usedByProviderClass.set(k, (ctx.usedByProviderClass.get(k) ?? 0) + a.used);
-    if (!bumped.has(a.providerId)) ctx.generation.set(a.providerId, a.providerGeneration + 1);
+    ctx.written.usedDelta.set(k, (ctx.written.usedDelta.get(k) ?? 0) + a.used);
+    if (!bumped.has(a.providerId)) ctx.written.generation.set(a.providerId, a.providerGeneration + 1);
     bumped.add(a.providerId);
   }
 }
@@ -382,7 +466,7 @@ function keepPayload(inst: HealInstanceRec, ctx: Ctx, rows: readonly AllocationR
   for (const a of rows) {
     const rp = ctx.providerById.get(a.providerId);
     const key = rp?.uuid ?? String(a.providerId);
-    const entry = (byRp[key] ??= { resources: {}, generation: ctx.generation.get(a.providerId) ?? rp?.generation ?? 0 });
+    const entry = (byRp[key] ??= { resources: {}, generation: rp === undefined ? (ctx.written.generation.get(a.providerId) ?? 0) : generationOf(ctx, rp) });
     entry.resources[a.resourceClass] = a.used;
   }
   return pyJson({ allocations: byRp, project_id: inst.projectId, user_id: inst.userId, consumer_generation: consumerGeneration });

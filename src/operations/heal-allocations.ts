@@ -7,19 +7,16 @@
 // nova, the first write that cannot be made stops the run (exit 3).
 import type { CellMapping, Deployment } from '../db/deployment-databases.js';
 import { applyChange } from '../db/apply-change.js';
-import { readHealInstances } from '../db/cell/heal-reads.js';
 import { describeDriverError } from '../db/driver-errors.js';
-import { readExternalIds, readResourceClassIds } from '../db/placement/heal-reads.js';
 import { findInstanceMapping } from '../db/api/instance-mappings.js';
 import { CasConflict } from '../db/row-images.js';
 import { writeJournaled, WriteFailed } from './journaled-write.js';
 import { utcNowString } from '../db/time.js';
-import { HEAL_EXIT, planHealAllocations, type HealEnd, type HealInstanceRec, type HealPlan, type HealStep } from '../domain/heal-allocations.js';
+import { HEAL_EXIT, type HealEnd, type HealPlan, type HealStep } from '../domain/heal-allocations.js';
 import { failedAfterChanges, ReconcileError } from '../errors.js';
 import { deploymentIdentity, withApplyLock } from './apply-plan.js';
 import { journalHeader, defaultJournalPath, openJournal, type JournalSettings } from './journal.js';
-import { healAllocationsRead } from './read/recipes.js';
-import { readSnapshot } from './read/snapshot.js';
+import { planHeal } from './read/heal.js';
 
 export const HEAL_COMMAND = 'placement heal_allocations';
 
@@ -30,6 +27,8 @@ export interface HealRunOptions extends JournalSettings {
   readonly maxCount: string | undefined;
   readonly dryRun: boolean;
   readonly force: boolean;
+  /** Keep nova's --verbose lines (HealOptions.messages); default true. */
+  readonly messages?: boolean;
   /**
    * Ctrl-C or SIGTERM while the writes run: no instance is written after it,
    * the one in flight finishes (HealRunResult.interrupted). `holdInterrupts`
@@ -94,33 +93,7 @@ export async function runHealAllocations(deployment: Deployment, options: HealRu
     if (cells.length === 0) return { dryRun: options.dryRun, steps: [...prelude, { step: { kind: 'say', text: 'No cells to process.' } }], end: { code: HEAL_EXIT.nothing, text: '', always: false, detail: null }, journalPath: undefined };
   }
 
-  const plan = async (): Promise<HealPlan> => {
-    const live = cells.filter((c) => !c.isCell0);
-    const onlyCell = live.length === 1 && live[0] !== undefined && cells.length === 1 ? live[0].uuid : undefined;
-    const snapshot = await readSnapshot(deployment, healAllocationsRead(onlyCell));
-    const placementDb = await deployment.placement();
-    const [resourceClassIds, projects, users] = await Promise.all([
-      readResourceClassIds(placementDb.knex),
-      readExternalIds(placementDb.knex, 'projects'),
-      readExternalIds(placementDb.knex, 'users'),
-    ]);
-    const instances: HealInstanceRec[] = [];
-    for (const cell of live) {
-      const db = await deployment.cell(cell);
-      try {
-        instances.push(...(await readHealInstances(db.knex, cell.uuid, options.instanceUuid)));
-      } catch (err) {
-        throw new ReconcileError('connection', `cannot read the instances of the ${db.label}: ${describeDriverError(err)}`, { cause: err });
-      }
-    }
-    const placement = snapshot.placement;
-    if (placement === undefined) throw new ReconcileError('internal', 'placement was not read');
-    return planHealAllocations(
-      { cells, instances, computeNodes: snapshot.computeNodes.filter((n) => !n.deleted), placement, resourceClassIds, projects, users },
-      { instanceUuid: options.instanceUuid, maxCount, unlimited, dryRun: options.dryRun, force: options.force },
-    );
-  };
-
+  const plan = (): Promise<HealPlan> => planHeal(deployment, cells, { instanceUuid: options.instanceUuid, maxCount, unlimited, dryRun: options.dryRun, force: options.force, ...(options.messages === undefined ? {} : { messages: options.messages }) });
   const first = await plan();
   const heals = first.steps.filter((s) => s.kind === 'heal');
   if (options.dryRun || heals.length === 0) {

@@ -5,7 +5,7 @@
 // compute_utils.is_volume_backed_instance). Keyset pages, one statement per
 // 5,000 rows.
 import type { Knex } from 'knex';
-import { parseEmbeddedFlavor } from '../../domain/flavor-resources.js';
+import { parseEmbeddedFlavor, type EmbeddedFlavor } from '../../domain/flavor-resources.js';
 import type { HealInstanceRec } from '../../domain/heal-allocations.js';
 import { readByKeyset } from '../keyset.js';
 
@@ -24,6 +24,7 @@ interface Row {
 
 export async function readHealInstances(db: Knex, cellUuid: string, onlyUuid: string | undefined): Promise<HealInstanceRec[]> {
   const roots = await readRootDestinations(db, onlyUuid);
+  const flavors = new FlavorCache();
   return readByKeyset(
     async (afterId, limit) => {
       const q = db('instances as i')
@@ -48,12 +49,33 @@ export async function readHealInstances(db: Knex, cellUuid: string, onlyUuid: st
         projectId: r.project_id,
         userId: r.user_id,
         createdAt: timestamp(r.created_at),
-        flavor: parseEmbeddedFlavor(r.flavor) ?? null,
+        flavor: flavors.parse(r.flavor),
         volumeBacked: root !== undefined ? root === 'volume' : r.image_ref === null || r.image_ref === '',
       };
     },
   );
 }
+
+/**
+ * The instances of a flavor embed the same text: parsed once, and one
+ * record shared by them (it is never changed). A cloud has few flavors;
+ * past FLAVOR_CACHE distinct texts the rest are parsed one by one rather than
+ * held.
+ */
+class FlavorCache {
+  private readonly parsed = new Map<string, EmbeddedFlavor | null>();
+
+  parse(text: string | null): EmbeddedFlavor | null {
+    if (text === null) return null;
+    const held = this.parsed.get(text);
+    if (held !== undefined) return held;
+    const flavor = parseEmbeddedFlavor(text) ?? null;
+    if (this.parsed.size < FLAVOR_CACHE) this.parsed.set(text, flavor);
+    return flavor;
+  }
+}
+
+const FLAVOR_CACHE = 256;
 
 /** The first live boot_index 0 mapping of each instance (BlockDeviceMappingList.root_bdm): its destination_type. */
 async function readRootDestinations(db: Knex, onlyUuid: string | undefined): Promise<Map<string, string | null>> {

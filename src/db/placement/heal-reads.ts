@@ -1,8 +1,24 @@
-// The lookup tables `placement heal_allocations` needs beside the placement
-// snapshot: resource class ids by name, and the Keystone ids of projects and
-// users (a consumer stores their internal ids).
+// What `placement heal_allocations` reads from placement: the lookup tables
+// (resource class ids by name, the Keystone ids of projects and users: a
+// consumer stores their internal ids), and for each cell, when the walk
+// reaches it, only what its instances need (readHealPlacement).
 import type { Knex } from 'knex';
+import type { HealPlacement, HealProvider } from '../../domain/heal-allocations.js';
+import type { AllocationRec, ConsumerRec, InventoryRec } from '../../domain/model.js';
+import { chunk } from '../batches.js';
 import { readByKeyset } from '../keyset.js';
+import type { StringPool } from '../string-pool.js';
+import {
+  ALLOCATION_COLUMNS,
+  CONSUMER_COLUMNS,
+  INVENTORY_COLUMNS,
+  allocationRecord,
+  consumerRecord,
+  inventoryRecord,
+  type AllocationRow,
+  type ConsumerRow,
+  type InventoryRow,
+} from './snapshot-reads.js';
 
 export async function readResourceClassIds(db: Knex): Promise<Map<string, number>> {
   const rows = (await db('resource_classes').select('id', 'name')) as Array<{ id: number; name: string }>;
@@ -15,4 +31,68 @@ export async function readExternalIds(db: Knex, table: 'projects' | 'users'): Pr
     (r) => [Number(r.id), r.external_id] as const,
   );
   return new Map(rows);
+}
+
+/**
+ * One cell's placement rows (HealPlacement): the providers whose uuid is one
+ * of the cell's live compute nodes', the allocations and consumer rows of its
+ * instances, the providers those allocations sit on, and of all these
+ * providers their inventories and their usage by every consumer (summed per
+ * provider and class). Each is asked by IN lists of at most BATCH_SIZE, as
+ * the database compares them, so an id its collation takes for another
+ * brings that one's rows too: the planner looks rows up by exact id, so the
+ * extra ones are never used.
+ */
+export async function readHealPlacement(
+  db: Knex,
+  pool: StringPool,
+  classNames: ReadonlyMap<number, string>,
+  nodeUuids: readonly string[],
+  instanceUuids: readonly string[],
+): Promise<HealPlacement> {
+  const providers = new Map<number, HealProvider>();
+  const keepProviders = (rows: ReadonlyArray<{ id: number; uuid: string; generation: number | null }>): void => {
+    for (const r of rows) providers.set(Number(r.id), { id: Number(r.id), uuid: pool.get(r.uuid), generation: r.generation === null ? 0 : Number(r.generation) });
+  };
+  const allocations = new Map<number, AllocationRec>();
+  const consumers = new Map<number, ConsumerRec>();
+  // The providers of the nodes and the instances' rows are independent: asked side by side.
+  await Promise.all([
+    (async () => {
+      for (const batch of chunk([...new Set(nodeUuids)])) keepProviders(await db('resource_providers').select('id', 'uuid', 'generation').whereIn('uuid', batch));
+    })(),
+    (async () => {
+      for (const batch of chunk([...new Set(instanceUuids)])) {
+        const [rows, consumerRows] = await Promise.all([
+          db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch) as Promise<AllocationRow[]>,
+          db('consumers').select(...CONSUMER_COLUMNS).whereIn('uuid', batch) as Promise<ConsumerRow[]>,
+        ]);
+        for (const r of rows) allocations.set(Number(r.id), allocationRecord(r, classNames, pool.get(r.consumer_id)));
+        for (const r of consumerRows) consumers.set(Number(r.id), consumerRecord(r, pool));
+      }
+    })(),
+  ]);
+  const elsewhere = [...new Set([...allocations.values()].map((a) => a.providerId))].filter((id) => !providers.has(id));
+  for (const batch of chunk(elsewhere)) keepProviders(await db('resource_providers').select('id', 'uuid', 'generation').whereIn('id', batch));
+  const inventories: InventoryRec[] = [];
+  const used = new Map<string, number>();
+  for (const batch of chunk([...providers.keys()].sort((a, b) => a - b))) {
+    const [inventoryRows, sums] = await Promise.all([
+      db('inventories').select(...INVENTORY_COLUMNS).whereIn('resource_provider_id', batch) as Promise<InventoryRow[]>,
+      db('allocations')
+        .select('resource_provider_id', 'resource_class_id')
+        .sum({ used: 'used' })
+        .whereIn('resource_provider_id', batch)
+        .groupBy('resource_provider_id', 'resource_class_id') as Promise<Array<{ resource_provider_id: number; resource_class_id: number; used: number | string | null }>>,
+    ]);
+    for (const r of inventoryRows) inventories.push(inventoryRecord(r, classNames));
+    for (const s of sums) used.set(`${Number(s.resource_provider_id)}:${Number(s.resource_class_id)}`, Number(s.used ?? 0));
+  }
+  return {
+    providers: [...providers.values()].sort((a, b) => a.id - b.id),
+    inventories: inventories.sort((a, b) => a.id - b.id),
+    allocations: [...allocations.values()].sort((a, b) => a.id - b.id),
+    consumers: [...consumers.values()].sort((a, b) => a.id - b.id),
+    used,
+  };
 }

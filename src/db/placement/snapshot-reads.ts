@@ -58,7 +58,7 @@ function withoutComputeNodeTrait(db: Knex, traitNames: ReadonlyMap<number, strin
   };
 }
 
-async function readNames(db: Knex, table: 'resource_classes' | 'traits'): Promise<Map<number, string>> {
+export async function readNames(db: Knex, table: 'resource_classes' | 'traits'): Promise<Map<number, string>> {
   const rows = (await db(table).select('id', 'name')) as Array<{ id: number; name: string }>;
   return new Map(rows.map((r) => [Number(r.id), r.name]));
 }
@@ -195,9 +195,9 @@ export async function withRootInventories(db: Knex, read: PlacementSnapshot): Pr
   return { ...read, inventories: inventories.sort((a, b) => a.id - b.id), named: { ...named, rootInventories: true } };
 }
 
-const INVENTORY_COLUMNS = ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'] as const;
+export const INVENTORY_COLUMNS = ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'] as const;
 
-interface InventoryRow {
+export interface InventoryRow {
   readonly id: number;
   readonly resource_provider_id: number;
   readonly resource_class_id: number;
@@ -221,7 +221,7 @@ async function readInventories(db: Knex, classNames: ReadonlyMap<number, string>
   );
 }
 
-function inventoryRecord(r: InventoryRow, classNames: ReadonlyMap<number, string>): InventoryRec {
+export function inventoryRecord(r: InventoryRow, classNames: ReadonlyMap<number, string>): InventoryRec {
   return {
     id: Number(r.id),
     providerId: Number(r.resource_provider_id),
@@ -236,7 +236,7 @@ function inventoryRecord(r: InventoryRow, classNames: ReadonlyMap<number, string
   };
 }
 
-interface AllocationRow {
+export interface AllocationRow {
   readonly id: number;
   readonly resource_provider_id: number;
   readonly consumer_id: string;
@@ -244,9 +244,9 @@ interface AllocationRow {
   readonly used: number;
 }
 
-const ALLOCATION_COLUMNS = ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] as const;
+export const ALLOCATION_COLUMNS = ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] as const;
 
-function allocationRecord(r: AllocationRow, classNames: ReadonlyMap<number, string>, consumerUuid: string): AllocationRec {
+export function allocationRecord(r: AllocationRow, classNames: ReadonlyMap<number, string>, consumerUuid: string): AllocationRec {
   return {
     id: Number(r.id),
     providerId: Number(r.resource_provider_id),
@@ -322,7 +322,7 @@ export async function streamAllocationsByConsumer(
   return total;
 }
 
-interface ConsumerRow {
+export interface ConsumerRow {
   readonly id: number;
   readonly uuid: string;
   readonly generation: number;
@@ -338,9 +338,9 @@ async function readConsumers(db: Knex, pool: StringPool): Promise<ConsumerRec[]>
   );
 }
 
-const CONSUMER_COLUMNS = ['id', 'uuid', 'generation', 'project_id', 'user_id'] as const;
+export const CONSUMER_COLUMNS = ['id', 'uuid', 'generation', 'project_id', 'user_id'] as const;
 
-function consumerRecord(r: ConsumerRow, pool: StringPool): ConsumerRec {
+export function consumerRecord(r: ConsumerRow, pool: StringPool): ConsumerRec {
   return { id: Number(r.id), uuid: pool.get(r.uuid), generation: Number(r.generation), projectId: Number(r.project_id), userId: Number(r.user_id) };
 }
 

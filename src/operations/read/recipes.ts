@@ -26,11 +26,6 @@ export const HOST_MAPPINGS_READ: ReadRecipe = { ...CELLS_READ, ironicSettings: f
 /** Everything, of every cell: compute_node rebalance. */
 export const WHOLE_READ: ReadRecipe = { ...EVERY_CELL_WHOLE, placement: 'whole', requireServices: true, ironicSettings: true };
 
-/** placement heal_allocations: one cell when it heals one, placement whole. */
-export function healAllocationsRead(cellUuid: string | undefined): ReadRecipe {
-  return { cells: cellsOf(cellUuid), cell: WHOLE_CELL, placement: 'whole', requireServices: true, ironicSettings: false };
-}
-
 /** compute_node list: a view of one cell or all, placement when it is configured (else the provider columns say unknown). */
 export function computeNodeListRead(cellUuid: string | undefined, placement: boolean): ReadRecipe {
   return { cells: cellsOf(cellUuid), cell: WHOLE_CELL, placement: placement ? 'whole' : 'none', requireServices: false, ironicSettings: true };

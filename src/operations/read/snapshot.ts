@@ -155,6 +155,6 @@ async function readWhole({ deployment, recipe, cells, api, placementDb, pool, pr
  * (discover_hosts) keep the default. An engine that does not know the flag
  * ignores it.
  */
-function boundHeapGrowth(): void {
+export function boundHeapGrowth(): void {
   setFlagsFromString('--heap-growing-percent=30');
 }
