@@ -3,7 +3,7 @@
 // exit codes) over a planned snapshot.
 import { describe, expect, it } from 'vitest';
 import { parseEmbeddedFlavor, resourcesFromFlavor, type EmbeddedFlavor } from '../../src/domain/flavor-resources.js';
-import { planHealAllocations, type HealInput, type HealInstanceRec } from '../../src/domain/heal-allocations.js';
+import { openHealWalk, planHealAllocations, type HealCellPart, type HealInput, type HealInstanceRec } from '../../src/domain/heal-allocations.js';
 import type { ComputeNodeRec } from '../../src/domain/model.js';
 import { instanceFlavorJson } from '../../src/sandbox/rows.js';
 
@@ -94,5 +94,45 @@ describe('planHealAllocations', () => {
     const big = planHealAllocations(input([inst(1, { flavor: flavor({}, { vcpus: 200000 }) })]), opts).end;
     expect(big).toMatchObject({ code: 3, text: `Failed to update allocations for consumer ${inst(1).uuid}. Error: ` });
     expect(big.detail).toContain('would violate inventory constraints');
+  });
+
+  describe('one cell at a time (openHealWalk)', () => {
+    const C2 = 'cccccccc-0000-4000-8000-000000000002';
+    const cells = [
+      { uuid: C, name: 'cell1', isCell0: false },
+      { uuid: C2, name: 'cell2', isCell0: false },
+    ];
+    // Both cells' instances land on the same provider (a node whose uuid both cells' nodes share, as after a cross-cell move).
+    const part = (cellUuid: string, instances: HealInstanceRec[]): HealCellPart => {
+      const whole = input(instances);
+      return {
+        instances: instances.map((i) => ({ ...i, cellUuid })),
+        computeNodes: [{ ...node, cellUuid }],
+        placement: { providers: whole.placement.providers, inventories: whole.placement.inventories, allocations: [], consumers: [], used: new Map([['7:0', 99990]]) },
+      };
+    };
+    const lookups = { resourceClassIds: new Map([['VCPU', 0], ['MEMORY_MB', 1], ['DISK_GB', 2]]), projects: new Map<number, string>(), users: new Map<number, string>() };
+
+    it("carries the planned writes' generations and usage from one cell to the next", () => {
+      const walk = openHealWalk(lookups, opts);
+      walk.cell(cells[0]!, part(C, [inst(1)]));
+      expect(walk.wants(cells[1]!)).toBe(true);
+      // cell2 is read as the database is now: generation 3 and 99,990 VCPU used; cell1's planned write makes them 4 and 99,994.
+      walk.cell(cells[1]!, part(C2, [inst(2, { flavor: flavor({}, { vcpus: 7 }) })]));
+      const plan = walk.finish();
+      const heals = plan.steps.flatMap((s) => (s.kind === 'heal' ? [s] : []));
+      expect(heals.map((h) => (h.unit.changes[0]?.change.kind === 'put-allocations' ? h.unit.changes[0].change.allocations[0]?.providerGeneration : -1))).toEqual([3]);
+      // 99,994 + 7 > 100,000: the second write is refused, as a whole walk would refuse it.
+      expect(plan.end).toMatchObject({ code: 3, text: `Failed to update allocations for consumer ${inst(2).uuid}. Error: ` });
+    });
+
+    it('wants no further cell once --max-count is reached, and holds no verbose line when told', () => {
+      const walk = openHealWalk(lookups, { ...opts, maxCount: 1, unlimited: false, messages: false });
+      walk.cell(cells[0]!, part(C, [inst(1)]));
+      expect(walk.wants(cells[1]!)).toBe(false);
+      const plan = walk.finish();
+      expect(plan.steps.map((s) => s.kind)).toEqual(['heal']);
+      expect(plan.end).toMatchObject({ code: 1, text: 'Max count reached. Processed 1 instances.' });
+    });
   });
 });
