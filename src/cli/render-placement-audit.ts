@@ -80,7 +80,7 @@ export function renderPlacementAuditJson(result: PlacementAuditResult): JsonDocu
     changed: orphans.some((o) => o.status === 'deleted'),
     // Without --delete: would --delete remove something.
     ...(result.delete ? {} : { would_change: orphans.length > 0 }),
-    providers_checked: result.providers.length,
+    providers_checked: result.providersChecked,
     compute_nodes_not_found: [...new Set(result.providers.filter((p) => !p.provider.computeNodeFound).map((p) => p.provider.rootUuid))],
     processed: processedCount(result.providers),
     orphans,

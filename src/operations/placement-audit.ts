@@ -22,6 +22,7 @@ import { journalHeader, defaultJournalPath, openJournal, type JournalSettings, t
 import { streamAllocations } from './read/placement.js';
 import { PLACEMENT_AUDIT_READ, PLACEMENT_AUDIT_STREAMED_READ } from './read/recipes.js';
 import { readSnapshot } from './read/snapshot.js';
+import { auditPlacementByCell } from './read/placement-audit.js';
 
 export const PLACEMENT_AUDIT_COMMAND = 'placement audit';
 
@@ -51,8 +52,14 @@ export type PlacementAuditResult =
       readonly kind: 'audited';
       readonly delete: boolean;
       readonly allResourceClasses: boolean;
-      /** In audit order; with a failed delete, up to and including that provider. */
+      /**
+       * In audit order; with a failed delete, up to and including that
+       * provider. The report without --delete holds only the providers with
+       * something to say (see providersChecked).
+       */
       readonly providers: readonly ProviderAudit[];
+      /** How many providers placement lists (and the audit went through). */
+      readonly providersChecked: number;
       /** The provider after which the run stopped because a delete failed. */
       readonly stoppedAt: string | undefined;
       readonly journalPath: string | undefined;
@@ -67,7 +74,9 @@ export async function runPlacementAudit(deployment: Deployment, options: Placeme
   const audit = async (): Promise<PlacementAuditReport> => auditPlacementAllocations(await readSnapshot(deployment, PLACEMENT_AUDIT_READ), auditOptions);
   // The report alone streams them: the providers, consumer rows and cells are read, then the allocations one
   // consumer at a time, never held; a server scheduled meanwhile can show as an orphan, as in `audit` (--help says so).
-  const report = async (): Promise<PlacementAuditReport> => {
+  const report = async (): Promise<PlacementAuditReport & { providersChecked?: number }> => {
+    // The whole deployment: judged one cell at a time (memory bounded by the largest cell).
+    if ((options.providerUuid ?? '') === '') return auditPlacementByCell(deployment, auditOptions);
     const streamed = openPlacementAudit(await readSnapshot(deployment, PLACEMENT_AUDIT_STREAMED_READ), auditOptions);
     if (streamed.kind === 'unknown-provider') return streamed;
     try {
@@ -83,7 +92,7 @@ export async function runPlacementAudit(deployment: Deployment, options: Placeme
     const found = await report();
     if (found.kind === 'unknown-provider') return found;
     const providers = found.providers.map((provider) => ({ provider, orphans: provider.orphans.map((orphan) => ({ orphan, outcome: FOUND })) }));
-    return { kind: 'audited', delete: false, allResourceClasses: found.allResourceClasses, providers, stoppedAt: undefined, journalPath: undefined };
+    return { kind: 'audited', delete: false, allResourceClasses: found.allResourceClasses, providers, providersChecked: found.providersChecked ?? providers.length, stoppedAt: undefined, journalPath: undefined };
   }
   // An unknown provider or nothing to delete ends here, without the lock (on
   // SQLite the lock is a file beside the API database, which a failed or empty
@@ -102,7 +111,7 @@ export async function runPlacementAudit(deployment: Deployment, options: Placeme
 const FOUND: OrphanOutcome = { status: 'found' };
 
 async function deleteOrphans(deployment: Deployment, report: Extract<PlacementAuditReport, { kind: 'audited' }>, options: PlacementAuditRunOptions): Promise<PlacementAuditResult> {
-  const base = { kind: 'audited', delete: true, allResourceClasses: report.allResourceClasses } as const;
+  const base = { kind: 'audited', delete: true, allResourceClasses: report.allResourceClasses, providersChecked: report.providers.length } as const;
   if (orphansOf(report).length === 0) {
     return { ...base, providers: report.providers.map((provider) => ({ provider, orphans: [] })), stoppedAt: undefined, journalPath: undefined };
   }

@@ -386,7 +386,7 @@ describe('rendering', () => {
     if (report.kind !== 'audited') throw new Error('expected an audit');
     let i = 0;
     const providers = report.providers.map((provider) => ({ provider, orphans: provider.orphans.map((orphan) => ({ orphan, outcome: outcomes[i++] ?? { status: 'found' as const } })) }));
-    return { kind: 'audited', delete: opts.delete, allResourceClasses: false, providers, stoppedAt: opts.stoppedAt, journalPath: undefined };
+    return { kind: 'audited', delete: opts.delete, allResourceClasses: false, providers, providersChecked: providers.length, stoppedAt: opts.stoppedAt, journalPath: undefined };
   }
 
   const related = (c: string): string => `Allocations were set against consumer UUID ${u(c)} but no existing instances or active migrations are related. `;
@@ -425,14 +425,15 @@ describe('rendering', () => {
   it('says "allocation." for one and exits 0 with none', () => {
     const one = auditPlacementAllocations(snapshot({ nodes: [cn1], providers: [rp1], allocations: [alloc(1, 'solo', 'VCPU', 1)] }), DEFAULT);
     if (one.kind !== 'audited') throw new Error('expected an audit');
-    const result: PlacementAuditResult = {
-      kind: 'audited',
+    const result = {
+      kind: 'audited' as const,
       delete: false,
       allResourceClasses: false,
       providers: one.providers.map((provider) => ({ provider, orphans: provider.orphans.map((orphan) => ({ orphan, outcome: { status: 'found' as const } })) })),
+      providersChecked: one.providers.length,
       stoppedAt: undefined,
       journalPath: undefined,
-    };
+    } satisfies PlacementAuditResult;
     expect(renderPlacementAuditLines(result, true).at(-1)).toBe('Processed 1 allocation.');
     const clean: PlacementAuditResult = { ...result, providers: result.providers.map((p) => ({ ...p, orphans: [] })) };
     expect(renderPlacementAuditLines(clean, true)).toEqual([]);

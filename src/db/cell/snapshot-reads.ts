@@ -338,26 +338,43 @@ interface MigrationRow {
  * them (nova-facts §3.1). NOT IN drops a NULL status, as it does in nova's query.
  */
 export async function readActiveMigrations(db: Knex, cellUuid: string): Promise<MigrationRec[]> {
-  return readTable(
-    db,
-    {
-      table: 'migrations',
-      columns: ['id', 'uuid', 'instance_uuid', 'source_compute', 'dest_compute', 'source_node', 'dest_node', 'status', 'migration_type'],
-      where: (q) => q.where('deleted', 0).whereNotIn('status', [...FINAL_MIGRATION_STATES]),
-    },
-    (r: MigrationRow) => ({
-      cellUuid,
-      id: Number(r.id),
-      uuid: r.uuid,
-      instanceUuid: r.instance_uuid,
-      sourceCompute: r.source_compute,
-      destCompute: r.dest_compute,
-      sourceNode: r.source_node,
-      destNode: r.dest_node,
-      status: r.status,
-      migrationType: r.migration_type,
-    }),
-  );
+  return readTable(db, { table: 'migrations', columns: MIGRATION_COLUMNS, where: activeMigrations }, (r: MigrationRow) => migrationRecord(r, cellUuid));
+}
+
+/** readActiveMigrations of these migration uuids only, by IN lists of at most BATCH_SIZE, in id order. */
+export async function readActiveMigrationsOf(db: Knex, cellUuid: string, uuids: readonly string[]): Promise<MigrationRec[]> {
+  const out: MigrationRec[] = [];
+  for (const batch of chunk(uuids)) out.push(...((await activeMigrations(db('migrations').select(...MIGRATION_COLUMNS)).whereIn('uuid', batch)) as MigrationRow[]).map((r) => migrationRecord(r, cellUuid)));
+  return out.sort((a, b) => a.id - b.id);
+}
+
+/** Compute nodes, live and soft-deleted, of these uuids only (by IN lists of at most BATCH_SIZE), in id order. */
+export async function readComputeNodesOf(db: Knex, cellUuid: string, pool: StringPool, uuids: readonly string[]): Promise<ComputeNodeRec[]> {
+  const out: ComputeNodeRec[] = [];
+  for (const batch of chunk(uuids))
+    out.push(...((await db('compute_nodes').select(...COMPUTE_NODE_COLUMNS).whereNotNull('deleted').whereIn('uuid', batch)) as ComputeNodeRow[]).map((r) => computeNodeRecord(r, cellUuid, pool)));
+  return out.sort((a, b) => a.id - b.id);
+}
+
+const MIGRATION_COLUMNS = ['id', 'uuid', 'instance_uuid', 'source_compute', 'dest_compute', 'source_node', 'dest_node', 'status', 'migration_type'];
+
+function activeMigrations(q: Knex.QueryBuilder): Knex.QueryBuilder {
+  return q.where('deleted', 0).whereNotIn('status', [...FINAL_MIGRATION_STATES]);
+}
+
+function migrationRecord(r: MigrationRow, cellUuid: string): MigrationRec {
+  return {
+    cellUuid,
+    id: Number(r.id),
+    uuid: r.uuid,
+    instanceUuid: r.instance_uuid,
+    sourceCompute: r.source_compute,
+    destCompute: r.dest_compute,
+    sourceNode: r.source_node,
+    destNode: r.dest_node,
+    status: r.status,
+    migrationType: r.migration_type,
+  };
 }
 
 function flag(value: Value): boolean {

@@ -1,0 +1,77 @@
+// What `placement audit` reads of placement when it judges one cell at a
+// time (operations/read/placement-audit.ts): the provider trees of a cell's
+// compute nodes, the allocations on them (three columns), every listed
+// provider in keyset pages of three columns, and in full only the rows of
+// the consumers and providers that are left to judge at the end.
+import type { Knex } from 'knex';
+import type { AllocationRec, ConsumerRec } from '../../domain/model.js';
+import { chunk } from '../batches.js';
+import { KEYSET_BATCH } from '../keyset.js';
+import type { StringPool } from '../string-pool.js';
+import { ALLOCATION_COLUMNS, CONSUMER_COLUMNS, allocationRecord, consumerRecord, type AllocationRow, type ConsumerRow } from './snapshot-reads.js';
+
+/** A provider and the uuid of its root: what GET /resource_providers lists (a provider whose root row is missing is not listed). */
+export interface ListedProvider {
+  readonly id: number;
+  readonly rootUuid: string;
+}
+
+/**
+ * The providers whose root's uuid is one of `rootUuids`, with that uuid,
+ * by IN lists of at most BATCH_SIZE. A uuid is asked as the database
+ * compares it, so a superset may come back: the caller matches exactly.
+ */
+export async function readTreesOfRoots(db: Knex, rootUuids: readonly string[]): Promise<ListedProvider[]> {
+  const out: ListedProvider[] = [];
+  for (const batch of chunk(rootUuids)) {
+    const rows = (await db('resource_providers as p').join('resource_providers as r', 'r.id', 'p.root_provider_id').select('p.id', { root_uuid: 'r.uuid' }).whereIn('r.uuid', batch)) as Array<{ id: number; root_uuid: string }>;
+    for (const r of rows) out.push({ id: Number(r.id), rootUuid: r.root_uuid });
+  }
+  return out;
+}
+
+/** Every allocation on these providers, as (provider, consumer, class) only, handed over batch by batch of providers. */
+export async function eachAllocationOn(db: Knex, providerIds: readonly number[], onRow: (providerId: number, consumerUuid: string, resourceClassId: number) => void): Promise<void> {
+  for (const batch of chunk(providerIds)) {
+    const rows = (await db('allocations').select('resource_provider_id', 'consumer_id', 'resource_class_id').whereIn('resource_provider_id', batch)) as Array<{
+      resource_provider_id: number;
+      consumer_id: string;
+      resource_class_id: number;
+    }>;
+    for (const r of rows) onRow(Number(r.resource_provider_id), r.consumer_id, Number(r.resource_class_id));
+  }
+}
+
+/** Every listed provider (its root row exists), in id order, in keyset pages: `onPage` gets each page. */
+export async function eachListedProvider(db: Knex, onPage: (rows: readonly ListedProvider[]) => void): Promise<void> {
+  let afterId = -1;
+  for (;;) {
+    const rows = (await db('resource_providers as p')
+      .join('resource_providers as r', 'r.id', 'p.root_provider_id')
+      .select('p.id', { root_uuid: 'r.uuid' })
+      .where('p.id', '>', afterId)
+      .orderBy('p.id')
+      .limit(KEYSET_BATCH)) as Array<{ id: number; root_uuid: string }>;
+    const last = rows[rows.length - 1];
+    if (last === undefined) return;
+    onPage(rows.map((r) => ({ id: Number(r.id), rootUuid: r.root_uuid })));
+    if (rows.length < KEYSET_BATCH) return;
+    afterId = Number(last.id);
+  }
+}
+
+/** Every allocation of these consumers, and their consumer rows, in id order (a superset, as the collation compares ids). */
+export async function readConsumersWhole(
+  db: Knex,
+  pool: StringPool,
+  classNames: ReadonlyMap<number, string>,
+  uuids: readonly string[],
+): Promise<{ readonly allocations: AllocationRec[]; readonly consumers: ConsumerRec[] }> {
+  const allocations = new Map<number, AllocationRec>();
+  const consumers = new Map<number, ConsumerRec>();
+  for (const batch of chunk(uuids)) {
+    for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]) allocations.set(Number(r.id), allocationRecord(r, classNames, pool.get(r.consumer_id)));
+    for (const r of (await db('consumers').select(...CONSUMER_COLUMNS).whereIn('uuid', batch)) as ConsumerRow[]) consumers.set(Number(r.id), consumerRecord(r, pool));
+  }
+  return { allocations: [...allocations.values()].sort((a, b) => a.id - b.id), consumers: [...consumers.values()].sort((a, b) => a.id - b.id) };
+}
