@@ -57,21 +57,32 @@ export interface HealCellPart {
   /** Live compute nodes of the cell. */
   readonly computeNodes: readonly ComputeNodeRec[];
   readonly placement: HealPlacement;
+  /** The capacity of the providers capacityScope names (read after it). */
+  readonly capacity: HealCapacity;
+}
+
+/**
+ * What Placement's capacity check needs of the providers a cell's walk may
+ * write to (capacityScope): their inventories, and their usage by every
+ * consumer, summed per "providerId:classId". The walk refuses (an internal
+ * error) to check any other provider: it would judge on rows it never read.
+ */
+export interface HealCapacity {
+  readonly providerIds: ReadonlySet<number>;
+  readonly inventories: readonly InventoryRec[];
+  readonly used: ReadonlyMap<string, number>;
 }
 
 /**
  * What placement holds for one cell's instances: the providers of the
- * cell's compute nodes and those its instances hold allocations on, their
- * inventories, the instances' allocations and consumer rows, and the usage
- * of those providers by every consumer (`used`, per "providerId:classId").
- * A superset is harmless: every lookup is by exact uuid or id.
+ * cell's compute nodes and those its instances hold allocations on, and the
+ * instances' allocations and consumer rows. A superset is harmless: every
+ * lookup is by exact uuid or id.
  */
 export interface HealPlacement {
   readonly providers: readonly HealProvider[];
-  readonly inventories: readonly InventoryRec[];
   readonly allocations: readonly AllocationRec[];
   readonly consumers: readonly ConsumerRec[];
-  readonly used: ReadonlyMap<string, number>;
 }
 
 /** What the walk needs of a provider. */
@@ -211,10 +222,11 @@ export function planHealAllocations(input: HealInput, options: HealOptions): Hea
   const p = input.placement;
   const used = new Map<string, number>();
   for (const a of p.allocations) used.set(`${a.providerId}:${a.resourceClassId}`, (used.get(`${a.providerId}:${a.resourceClassId}`) ?? 0) + a.used);
-  const placement: HealPlacement = { providers: p.providers, inventories: p.inventories, allocations: p.allocations, consumers: p.consumers, used };
+  const placement: HealPlacement = { providers: p.providers, allocations: p.allocations, consumers: p.consumers };
+  const capacity: HealCapacity = { providerIds: new Set(p.providers.map((rp) => rp.id)), inventories: p.inventories, used };
   for (const cell of input.cells) {
     if (!walk.wants(cell)) continue;
-    walk.cell(cell, { instances: input.instances.filter((i) => i.cellUuid === cell.uuid), computeNodes: input.computeNodes.filter((n) => n.cellUuid === cell.uuid), placement });
+    walk.cell(cell, { instances: input.instances.filter((i) => i.cellUuid === cell.uuid), computeNodes: input.computeNodes.filter((n) => n.cellUuid === cell.uuid), placement, capacity });
   }
   return walk.finish();
 }
@@ -231,6 +243,7 @@ interface Ctx {
   readonly instancesByCell: ReadonlyMap<string, HealInstanceRec[]>;
   readonly providerByUuid: ReadonlyMap<string, HealProvider>;
   readonly providerById: ReadonlyMap<number, HealProvider>;
+  readonly capacity: HealCapacity;
   readonly inventory: ReadonlyMap<string, InventoryRec>;
   readonly allocationsByConsumer: ReadonlyMap<string, AllocationRec[]>;
   /** Sum of `used` per "provider:class" by every consumer, as read. */
@@ -261,9 +274,10 @@ function indexCell(lookups: HealLookups, part: HealCellPart, written: Written): 
     instancesByCell,
     providerByUuid: new Map(p.providers.map((r) => [r.uuid, r])),
     providerById: new Map(p.providers.map((r) => [r.id, r])),
-    inventory: new Map(p.inventories.map((inv) => [`${inv.providerId}:${inv.resourceClassId}`, inv])),
+    capacity: part.capacity,
+    inventory: new Map(part.capacity.inventories.map((inv) => [`${inv.providerId}:${inv.resourceClassId}`, inv])),
     allocationsByConsumer,
-    used: p.used,
+    used: part.capacity.used,
     written,
     consumerByUuid: new Map(p.consumers.map((c) => [c.uuid, c])),
     instancesOnNode,
@@ -271,8 +285,18 @@ function indexCell(lookups: HealLookups, part: HealCellPart, written: Written): 
 }
 
 /** Usage of "provider:class" by every consumer, as the writes planned so far leave it. */
-function usedOf(ctx: Ctx, key: string): number {
+function usedOf(ctx: Ctx, providerId: number, key: string): number {
+  checkCapacityRead(ctx, providerId);
   return (ctx.used.get(key) ?? 0) + (ctx.written.usedDelta.get(key) ?? 0);
+}
+
+function inventoryOf(ctx: Ctx, providerId: number, key: string): InventoryRec | undefined {
+  checkCapacityRead(ctx, providerId);
+  return ctx.inventory.get(key);
+}
+
+function checkCapacityRead(ctx: Ctx, providerId: number): void {
+  if (!ctx.capacity.providerIds.has(providerId)) throw new Error(`internal: heal_allocations checked the capacity of provider ${providerId}, which capacityScope did not name`);
 }
 
 function generationOf(ctx: Ctx, rp: HealProvider): number {
@@ -302,24 +326,7 @@ function healInstance(inst: HealInstanceRec, ctx: Ctx, options: HealOptions, ste
       detail: null,
     });
 
-  const current = ctx.allocationsByConsumer.get(inst.uuid) ?? [];
-  const consumer = ctx.consumerByUuid.get(inst.uuid);
-  const project = consumer === undefined ? undefined : ctx.lookups.projects.get(consumer.projectId);
-  const user = consumer === undefined ? undefined : ctx.lookups.users.get(consumer.userId);
-  let mode: 'create' | 'update' | null = null;
-  let wanted: Wanted | null = null;
-  if (current.length === 0) {
-    mode = 'create';
-    wanted = fromFlavor(inst, ctx, flavor);
-  } else if (project !== inst.projectId || user !== inst.userId) {
-    mode = 'update';
-    wanted = { kind: 'keep', rows: current };
-  }
-  if (options.force) {
-    say(`Force flag passed for instance ${inst.uuid}`);
-    mode = 'update';
-    wanted = fromFlavor(inst, ctx, flavor);
-  }
+  const { mode, wanted, current, consumer } = wantedOf(inst, flavor, ctx, options, say);
   if (mode === null || wanted === null) {
     say(`The allocation of instance ${inst.uuid} is up-to-date. Nothing to be healed.`);
     return false;
@@ -346,6 +353,61 @@ function healInstance(inst: HealInstanceRec, ctx: Ctx, options: HealOptions, ste
     wouldFail: built.ok ? null : built.reason,
   });
   return !options.dryRun;
+}
+
+/** What nova would write for the instance (null: nothing, it is up to date); throws Stop as nova stops. */
+function wantedOf(
+  inst: HealInstanceRec,
+  flavor: EmbeddedFlavor,
+  ctx: Ctx,
+  options: HealOptions,
+  say: (text: string) => void,
+): { mode: 'create' | 'update' | null; wanted: Wanted | null; current: readonly AllocationRec[]; consumer: ConsumerRec | undefined } {
+  const current = ctx.allocationsByConsumer.get(inst.uuid) ?? [];
+  const consumer = ctx.consumerByUuid.get(inst.uuid);
+  const project = consumer === undefined ? undefined : ctx.lookups.projects.get(consumer.projectId);
+  const user = consumer === undefined ? undefined : ctx.lookups.users.get(consumer.userId);
+  let mode: 'create' | 'update' | null = null;
+  let wanted: Wanted | null = null;
+  if (current.length === 0) {
+    mode = 'create';
+    wanted = fromFlavor(inst, ctx, flavor);
+  } else if (project !== inst.projectId || user !== inst.userId) {
+    mode = 'update';
+    wanted = { kind: 'keep', rows: current };
+  }
+  if (options.force) {
+    say(`Force flag passed for instance ${inst.uuid}`);
+    mode = 'update';
+    wanted = fromFlavor(inst, ctx, flavor);
+  }
+  return { mode, wanted, current, consumer };
+}
+
+/**
+ * The providers whose capacity a cell's walk may check (HealCapacity): the
+ * provider of the node of each instance nova would create allocations for
+ * (or --force), and those of the allocations it would re-write with the
+ * instance's project and user. Pure; the part's capacity is not looked at.
+ * A healthy cell names none, so its inventories and usage are never read.
+ */
+export function capacityScope(lookups: HealLookups, cellUuid: string, part: Omit<HealCellPart, 'capacity'>, options: HealOptions): number[] {
+  const ctx = indexCell(lookups, { ...part, capacity: { providerIds: new Set(), inventories: [], used: new Map() } }, { generation: new Map(), usedDelta: new Map() });
+  const out = new Set<number>();
+  for (const inst of ctx.instancesByCell.get(cellUuid) ?? []) {
+    const flavor = inst.flavor;
+    if ((options.instanceUuid !== undefined && inst.uuid !== options.instanceUuid) || inst.taskState !== null || inst.node === null || flavor === null) continue;
+    try {
+      const { wanted } = wantedOf(inst, flavor, ctx, options, () => undefined);
+      if (wanted?.kind === 'keep') for (const a of wanted.rows) out.add(a.providerId);
+      const rp = wanted?.kind === 'flavor' ? ctx.providerByUuid.get(wanted.nodeUuid) : undefined;
+      if (rp !== undefined) out.add(rp.id);
+    } catch (err) {
+      // Where nova stops, the walk stops too: no capacity is checked there.
+      if (!(err instanceof Stop)) throw err;
+    }
+  }
+  return [...out].sort((a, b) => a - b);
 }
 
 type Wanted =
@@ -397,11 +459,11 @@ function buildChange(
   let capacityException: string | null = null;
   for (const r of rows) {
     const k = `${r.providerId}:${r.resourceClassId}`;
-    const verdict = checkCapacity(ctx.inventory.get(k), {
+    const verdict = checkCapacity(inventoryOf(ctx, r.providerId, k), {
       resourceClass: r.resourceClass,
       providerUuid: r.providerUuid,
       amount: r.used,
-      usedByOthers: usedOf(ctx, k) - (mine.get(k) ?? 0),
+      usedByOthers: usedOf(ctx, r.providerId, k) - (mine.get(k) ?? 0),
       ownIronicInstance: r.ownNode,
     });
     if (!verdict.ok) return { ok: false, reason: verdict.reason };

@@ -3,7 +3,7 @@
 // exit codes) over a planned snapshot.
 import { describe, expect, it } from 'vitest';
 import { parseEmbeddedFlavor, resourcesFromFlavor, type EmbeddedFlavor } from '../../src/domain/flavor-resources.js';
-import { openHealWalk, planHealAllocations, type HealCellPart, type HealInput, type HealInstanceRec } from '../../src/domain/heal-allocations.js';
+import { capacityScope, openHealWalk, planHealAllocations, type HealCellPart, type HealInput, type HealInstanceRec } from '../../src/domain/heal-allocations.js';
 import type { ComputeNodeRec } from '../../src/domain/model.js';
 import { instanceFlavorJson } from '../../src/sandbox/rows.js';
 
@@ -108,7 +108,8 @@ describe('planHealAllocations', () => {
       return {
         instances: instances.map((i) => ({ ...i, cellUuid })),
         computeNodes: [{ ...node, cellUuid }],
-        placement: { providers: whole.placement.providers, inventories: whole.placement.inventories, allocations: [], consumers: [], used: new Map([['7:0', 99990]]) },
+        placement: { providers: whole.placement.providers, allocations: [], consumers: [] },
+        capacity: { providerIds: new Set([7]), inventories: whole.placement.inventories, used: new Map([['7:0', 99990]]) },
       };
     };
     const lookups = { resourceClassIds: new Map([['VCPU', 0], ['MEMORY_MB', 1], ['DISK_GB', 2]]), projects: new Map<number, string>(), users: new Map<number, string>() };
@@ -133,6 +134,24 @@ describe('planHealAllocations', () => {
       const plan = walk.finish();
       expect(plan.steps.map((s) => s.kind)).toEqual(['heal']);
       expect(plan.end).toMatchObject({ code: 1, text: 'Max count reached. Processed 1 instances.' });
+    });
+
+    it('names the capacity to read: none for a healthy instance, the node\'s provider for one without allocations; asking beyond it is an internal error', () => {
+      const healthy = part(C, [inst(1)]);
+      const withAllocations = {
+        ...healthy,
+        placement: {
+          ...healthy.placement,
+          allocations: [{ id: 1, providerId: 7, consumerUuid: inst(1).uuid, resourceClassId: 0, resourceClass: 'VCPU', used: 4 }],
+          consumers: [{ id: 1, uuid: inst(1).uuid, generation: 1, projectId: 1, userId: 1 }],
+        },
+      };
+      const known = { ...lookups, projects: new Map([[1, 'p']]), users: new Map([[1, 'u']]) };
+      expect(capacityScope(known, C, withAllocations, opts)).toEqual([]);
+      expect(capacityScope(known, C, healthy, opts)).toEqual([7]);
+      expect(capacityScope(known, C, withAllocations, { ...opts, force: true })).toEqual([7]);
+      const walk = openHealWalk(known, opts);
+      expect(() => walk.cell(cells[0]!, { ...healthy, capacity: { providerIds: new Set(), inventories: [], used: new Map() } })).toThrow(/capacityScope did not name/);
     });
   });
 });

@@ -7,7 +7,8 @@
 import type { Knex } from 'knex';
 import { parseEmbeddedFlavor, type EmbeddedFlavor } from '../../domain/flavor-resources.js';
 import type { HealInstanceRec } from '../../domain/heal-allocations.js';
-import { readByKeyset } from '../keyset.js';
+import { eachByKeyset, readByKeyset } from '../keyset.js';
+import type { StringPool } from '../string-pool.js';
 
 interface Row {
   readonly id: number;
@@ -22,8 +23,19 @@ interface Row {
   readonly flavor: string | null;
 }
 
-export async function readHealInstances(db: Knex, cellUuid: string, onlyUuid: string | undefined): Promise<HealInstanceRec[]> {
-  const roots = await readRootDestinations(db, onlyUuid);
+/**
+ * Rows per page: each carries its flavor's JSON (a few KB), so pages are
+ * smaller than the other tables' to keep the text in flight small.
+ */
+const HEAL_PAGE = 1000;
+
+/**
+ * `pool`: the cell read's (db/string-pool.ts), so that an instance's uuid,
+ * host and node, and its project and user, are the strings its compute node
+ * and its allocations hold already.
+ */
+export async function readHealInstances(db: Knex, cellUuid: string, onlyUuid: string | undefined, pool: StringPool): Promise<HealInstanceRec[]> {
+  const roots = await readRootDestinations(db, onlyUuid, pool);
   const flavors = new FlavorCache();
   return readByKeyset(
     async (afterId, limit) => {
@@ -42,17 +54,18 @@ export async function readHealInstances(db: Knex, cellUuid: string, onlyUuid: st
       return {
         cellUuid,
         id: Number(r.id),
-        uuid: r.uuid,
-        host: r.host,
-        node: r.node,
-        taskState: r.task_state,
-        projectId: r.project_id,
-        userId: r.user_id,
+        uuid: pool.get(r.uuid),
+        host: pool.nullable(r.host),
+        node: pool.nullable(r.node),
+        taskState: pool.nullable(r.task_state),
+        projectId: pool.nullable(r.project_id),
+        userId: pool.nullable(r.user_id),
         createdAt: timestamp(r.created_at),
         flavor: flavors.parse(r.flavor),
         volumeBacked: root !== undefined ? root === 'volume' : r.image_ref === null || r.image_ref === '',
       };
     },
+    HEAL_PAGE,
   );
 }
 
@@ -78,9 +91,9 @@ class FlavorCache {
 const FLAVOR_CACHE = 256;
 
 /** The first live boot_index 0 mapping of each instance (BlockDeviceMappingList.root_bdm): its destination_type. */
-async function readRootDestinations(db: Knex, onlyUuid: string | undefined): Promise<Map<string, string | null>> {
+async function readRootDestinations(db: Knex, onlyUuid: string | undefined, pool: StringPool): Promise<Map<string, string | null>> {
   const out = new Map<string, string | null>();
-  const rows = await readByKeyset(
+  await eachByKeyset(
     async (afterId, limit) => {
       const q = db('block_device_mapping')
         .select('id', 'instance_uuid', 'destination_type')
@@ -91,9 +104,10 @@ async function readRootDestinations(db: Knex, onlyUuid: string | undefined): Pro
       if (onlyUuid !== undefined) q.andWhere('instance_uuid', onlyUuid);
       return (await q) as Array<{ id: number; instance_uuid: string | null; destination_type: string | null }>;
     },
-    (r) => r,
+    (r) => {
+      if (r.instance_uuid !== null && !out.has(r.instance_uuid)) out.set(pool.get(r.instance_uuid), pool.nullable(r.destination_type));
+    },
   );
-  for (const r of rows) if (r.instance_uuid !== null && !out.has(r.instance_uuid)) out.set(r.instance_uuid, r.destination_type);
   return out;
 }
 

@@ -3,7 +3,7 @@
 // consumer stores their internal ids), and for each cell, when the walk
 // reaches it, only what its instances need (readHealPlacement).
 import type { Knex } from 'knex';
-import type { HealPlacement, HealProvider } from '../../domain/heal-allocations.js';
+import type { HealCapacity, HealPlacement, HealProvider } from '../../domain/heal-allocations.js';
 import type { AllocationRec, ConsumerRec, InventoryRec } from '../../domain/model.js';
 import { chunk } from '../batches.js';
 import { readByKeyset } from '../keyset.js';
@@ -36,9 +36,7 @@ export async function readExternalIds(db: Knex, table: 'projects' | 'users'): Pr
 /**
  * One cell's placement rows (HealPlacement): the providers whose uuid is one
  * of the cell's live compute nodes', the allocations and consumer rows of its
- * instances, the providers those allocations sit on, and of all these
- * providers their inventories and their usage by every consumer (summed per
- * provider and class). Each is asked by IN lists of at most BATCH_SIZE, as
+ * instances, and the providers those allocations sit on. Each is asked by IN lists of at most BATCH_SIZE, as
  * the database compares them, so an id its collation takes for another
  * brings that one's rows too: the planner looks rows up by exact id, so the
  * extra ones are never used.
@@ -74,9 +72,18 @@ export async function readHealPlacement(
   ]);
   const elsewhere = [...new Set([...allocations.values()].map((a) => a.providerId))].filter((id) => !providers.has(id));
   for (const batch of chunk(elsewhere)) keepProviders(await db('resource_providers').select('id', 'uuid', 'generation').whereIn('id', batch));
+  return {
+    providers: [...providers.values()].sort((a, b) => a.id - b.id),
+    allocations: [...allocations.values()].sort((a, b) => a.id - b.id),
+    consumers: [...consumers.values()].sort((a, b) => a.id - b.id),
+  };
+}
+
+/** The inventories of these providers, and their usage by every consumer summed per provider and class (HealCapacity). */
+export async function readHealCapacity(db: Knex, classNames: ReadonlyMap<number, string>, providerIds: readonly number[]): Promise<HealCapacity> {
   const inventories: InventoryRec[] = [];
   const used = new Map<string, number>();
-  for (const batch of chunk([...providers.keys()].sort((a, b) => a - b))) {
+  for (const batch of chunk(providerIds)) {
     const [inventoryRows, sums] = await Promise.all([
       db('inventories').select(...INVENTORY_COLUMNS).whereIn('resource_provider_id', batch) as Promise<InventoryRow[]>,
       db('allocations')
@@ -88,11 +95,5 @@ export async function readHealPlacement(
     for (const r of inventoryRows) inventories.push(inventoryRecord(r, classNames));
     for (const s of sums) used.set(`${Number(s.resource_provider_id)}:${Number(s.resource_class_id)}`, Number(s.used ?? 0));
   }
-  return {
-    providers: [...providers.values()].sort((a, b) => a.id - b.id),
-    inventories: inventories.sort((a, b) => a.id - b.id),
-    allocations: [...allocations.values()].sort((a, b) => a.id - b.id),
-    consumers: [...consumers.values()].sort((a, b) => a.id - b.id),
-    used,
-  };
+  return { providerIds: new Set(providerIds), inventories: inventories.sort((a, b) => a.id - b.id), used };
 }

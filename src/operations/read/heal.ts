@@ -10,10 +10,10 @@ import type { CellMapping, Deployment } from '../../db/deployment-databases.js';
 import { readHealInstances } from '../../db/cell/heal-reads.js';
 import { countCellRows, readComputeNodes } from '../../db/cell/snapshot-reads.js';
 import { describeDriverError } from '../../db/driver-errors.js';
-import { readExternalIds, readHealPlacement, readResourceClassIds } from '../../db/placement/heal-reads.js';
+import { readExternalIds, readHealCapacity, readHealPlacement, readResourceClassIds } from '../../db/placement/heal-reads.js';
 import { readNames } from '../../db/placement/snapshot-reads.js';
 import { StringPool } from '../../db/string-pool.js';
-import { openHealWalk, type HealCellPart, type HealOptions, type HealPlan } from '../../domain/heal-allocations.js';
+import { capacityScope, openHealWalk, type HealCellPart, type HealLookups, type HealOptions, type HealPlan } from '../../domain/heal-allocations.js';
 import { ReconcileError } from '../../errors.js';
 import { cellFailure, checkGroundTruth, readEveryCell } from './cells.js';
 import { readingPlacement } from './placement.js';
@@ -31,10 +31,11 @@ export async function planHeal(deployment: Deployment, cells: readonly CellMappi
   const [resourceClassIds, projects, users, classNames] = await readingPlacement(placementDb, () =>
     Promise.all([readResourceClassIds(placementDb.knex), readExternalIds(placementDb.knex, 'projects'), readExternalIds(placementDb.knex, 'users'), readNames(placementDb.knex, 'resource_classes')]),
   );
-  const walk = openHealWalk({ resourceClassIds, projects, users }, options);
+  const lookups: HealLookups = { resourceClassIds, projects, users };
+  const walk = openHealWalk(lookups, options);
   for (const cell of cells) {
     if (!walk.wants(cell)) continue;
-    walk.cell(cell, await readHealCell(deployment, cell, placementDb, classNames, options.instanceUuid));
+    walk.cell(cell, await readHealCell(deployment, cell, placementDb, classNames, lookups, options));
     // The cell just judged is unreachable now (readHealCell's frame is gone): let it go before the next is read.
     if (cells.length > 1) collectGarbage();
   }
@@ -42,7 +43,15 @@ export async function planHeal(deployment: Deployment, cells: readonly CellMappi
 }
 
 /** One cell's part: its live compute nodes, its instances with their flavors, and placement's rows for them. */
-async function readHealCell(deployment: Deployment, cell: CellMapping, placementDb: Database, classNames: ReadonlyMap<number, string>, instanceUuid: string | undefined): Promise<HealCellPart> {
+async function readHealCell(
+  deployment: Deployment,
+  cell: CellMapping,
+  placementDb: Database,
+  classNames: ReadonlyMap<number, string>,
+  lookups: HealLookups,
+  options: HealOptions,
+): Promise<HealCellPart> {
+  const { instanceUuid } = options;
   const pool = new StringPool();
   const db = await deployment.cell(cell);
   const [computeNodes, instances] = await Promise.all([
@@ -52,13 +61,17 @@ async function readHealCell(deployment: Deployment, cell: CellMapping, placement
         throw cellFailure(cell, err);
       },
     ),
-    readHealInstances(db.knex, cell.uuid, instanceUuid).catch((err: unknown) => {
+    readHealInstances(db.knex, cell.uuid, instanceUuid, pool).catch((err: unknown) => {
       throw new ReconcileError('connection', `cannot read the instances of the ${db.label}: ${describeDriverError(err)}`, { cause: err });
     }),
   ]);
   const nodeUuids = computeNodes.flatMap((n) => (n.uuid === null ? [] : [n.uuid]));
-  const placement = await readingPlacement(placementDb, () => readHealPlacement(placementDb.knex, pool, classNames, nodeUuids, instances.map((i) => i.uuid)));
-  return { instances, computeNodes, placement };
+  return readingPlacement(placementDb, async () => {
+    const placement = await readHealPlacement(placementDb.knex, pool, classNames, nodeUuids, instances.map((i) => i.uuid));
+    const part = { instances, computeNodes, placement };
+    // Inventories and usage only of the providers the walk may write to: none in a healthy cell.
+    return { ...part, capacity: await readHealCapacity(placementDb.knex, classNames, capacityScope(lookups, cell.uuid, part, options)) };
+  });
 }
 
 /**
