@@ -240,6 +240,8 @@ interface Written {
 interface Ctx {
   readonly lookups: HealLookups;
   readonly computeNodes: readonly ComputeNodeRec[];
+  /** The live nodes by nodeKey (liveNodeAt), once asked for. */
+  readonly nodeByKey: { index?: Map<string, ComputeNodeRec> };
   readonly instancesByCell: ReadonlyMap<string, HealInstanceRec[]>;
   readonly providerByUuid: ReadonlyMap<string, HealProvider>;
   readonly providerById: ReadonlyMap<number, HealProvider>;
@@ -271,6 +273,7 @@ function indexCell(lookups: HealLookups, part: HealCellPart, written: Written): 
   return {
     lookups,
     computeNodes: part.computeNodes,
+    nodeByKey: {},
     instancesByCell,
     providerByUuid: new Map(p.providers.map((r) => [r.uuid, r])),
     providerById: new Map(p.providers.map((r) => [r.id, r])),
@@ -305,13 +308,15 @@ function generationOf(ctx: Ctx, rp: HealProvider): number {
 
 /** true when the instance is healed (counts toward --max-count); throws Stop to end the run. */
 function healInstance(inst: HealInstanceRec, ctx: Ctx, options: HealOptions, steps: HealStep[]): boolean {
-  const say = options.messages === false ? () => undefined : (text: string): void => void steps.push({ kind: 'say', text });
+  // The lines of every instance are not even formatted when nothing will print them.
+  const says = options.messages !== false;
+  const say = (text: string): void => void steps.push({ kind: 'say', text });
   if (inst.taskState !== null) {
-    say(`Instance ${inst.uuid} is undergoing a task state transition: ${inst.taskState}`);
+    if (says) say(`Instance ${inst.uuid} is undergoing a task state transition: ${inst.taskState}`);
     return false;
   }
   if (inst.node === null) {
-    say(`Instance ${inst.uuid} is not on a host.`);
+    if (says) say(`Instance ${inst.uuid} is not on a host.`);
     return false;
   }
   const flavor = inst.flavor;
@@ -326,9 +331,9 @@ function healInstance(inst: HealInstanceRec, ctx: Ctx, options: HealOptions, ste
       detail: null,
     });
 
-  const { mode, wanted, current, consumer } = wantedOf(inst, flavor, ctx, options, say);
+  const { mode, wanted, current, consumer } = wantedOf(inst, flavor, ctx, options, says ? say : () => undefined);
   if (mode === null || wanted === null) {
-    say(`The allocation of instance ${inst.uuid} is up-to-date. Nothing to be healed.`);
+    if (says) say(`The allocation of instance ${inst.uuid} is up-to-date. Nothing to be healed.`);
     return false;
   }
   const consumerGeneration = current.length === 0 ? null : (consumer?.generation ?? null);
@@ -416,15 +421,26 @@ type Wanted =
 
 function fromFlavor(inst: HealInstanceRec, ctx: Ctx, flavor: EmbeddedFlavor): Wanted {
   // ComputeNode.get_by_host_and_nodename: live rows, host and node compared as MySQL's collation does.
-  const cn = ctx.computeNodes
-    .filter((n) => !n.deleted && nodeKey(n.cellUuid, n.host, n.hypervisorHostname) === nodeKey(inst.cellUuid, inst.host, inst.node))
-    .sort((a, b) => a.id - b.id)[0];
+  const cn = liveNodeAt(ctx, nodeKey(inst.cellUuid, inst.host, inst.node));
   if (cn === undefined || cn.uuid === null)
     throw new Stop({ code: HEAL_EXIT.noNode, text: `Compute host ${inst.host ?? 'None'} could not be found.`, always: true, detail: null });
   const res = resourcesFromFlavor(flavor, inst.volumeBacked);
   if (!res.ok) throw failed(inst.uuid, res.reason);
   const ironicNode = cn.hypervisorType === 'ironic' && ctx.instancesOnNode.get(nodeKey(inst.cellUuid, inst.host, inst.node)) === 1;
   return { kind: 'flavor', nodeUuid: cn.uuid, resources: res.resources, ironicNode };
+}
+
+/** The live compute node of a (cell, host, node) key with the lowest id; the index is built on first use (a healthy cell never needs it). */
+function liveNodeAt(ctx: Ctx, key: string): ComputeNodeRec | undefined {
+  if (ctx.nodeByKey.index === undefined) {
+    const index = new Map<string, ComputeNodeRec>();
+    for (const n of [...ctx.computeNodes].sort((a, b) => a.id - b.id)) {
+      const k = nodeKey(n.cellUuid, n.host, n.hypervisorHostname);
+      if (!n.deleted && !index.has(k)) index.set(k, n);
+    }
+    ctx.nodeByKey.index = index;
+  }
+  return ctx.nodeByKey.index.get(key);
 }
 
 type BuildResult = { readonly ok: true; readonly value: Built } | { readonly ok: false; readonly reason: string };
