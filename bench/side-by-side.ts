@@ -53,6 +53,8 @@ const READS: readonly (readonly string[])[] = [
   ['compute_node', 'list', '--format', 'json'],
   ['placement', 'audit', '--verbose'],
   ['placement', 'audit', '--format', 'json'],
+  ['placement', 'audit', '--all-resource-classes', '--verbose'],
+  ['placement', 'audit', '--all-resource-classes', '--format', 'json'],
   ['compute_node', 'cleanup_orphans'],
   ['compute_node', 'cleanup_orphans', '--format', 'json'],
   ['--stats', 'compute_node', 'cleanup_orphans', '--format', 'json'],
@@ -65,6 +67,9 @@ const READS: readonly (readonly string[])[] = [
   ['cell_v2', 'prune_host_mappings', '--format', 'json'],
   ['placement', 'heal_allocations', '--dry-run', '--verbose'],
   ['placement', 'heal_allocations', '--dry-run', '--format', 'json'],
+  ['placement', 'heal_allocations', '--dry-run'],
+  ['placement', 'heal_allocations', '--dry-run', '--verbose', '--max-count', '1'],
+  ['placement', 'heal_allocations', '--dry-run', '--verbose', '--force', '--instance', 'none-such'],
 ];
 
 /** On the sandboxes, after the reads: writes, each apply undone from its journal. */
@@ -80,6 +85,7 @@ const WRITES: readonly (readonly string[])[] = [
   ['audit', '--format', 'json'],
   ['compute_node', 'cleanup_orphans', '--apply', '--format', 'json'],
   ['placement', 'heal_allocations', '--verbose'],
+  ['placement', 'audit', '--delete', '--verbose'],
 ];
 
 /** Mistakes: each must fail the same way. */
