@@ -82,6 +82,7 @@ export const healAllocationsCommand: CommandSpec<HealAllocationsOptions> = {
     'Ctrl-C or SIGTERM while the allocations are written stops after the instance in flight, prints what was healed, the journal and the undo command on stderr, and exits 130 or 143 (nova-manage stops where it is).',
     'Flavors with hw:cpu_policy=mixed, hw:mem_encryption or hw:pmem are refused (exit 3) instead of being computed.',
     'As in nova, --max-count is checked at the end of a page and of a cell, and an unlimited run that healed exactly 50 instances when a cell ends stops with exit 1.',
+    "Cells are read one at a time, as nova walks them: a cell's instances, compute nodes and placement rows are read when the walk reaches it and let go before the next, so memory grows with the largest cell, not with the cloud. Every cell the walk may reach is checked to answer (and to have services if it has compute nodes) before the first is walked; placement's inventories and usage are read only for the providers an instance would be written to.",
   ],
   examples: [
     'nova-reconcile placement heal_allocations --dry-run --verbose',
