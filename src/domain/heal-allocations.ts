@@ -23,7 +23,7 @@ import { HEAL_EXIT, healInstance, indexCell, Stop, type Written } from './heal-i
 import type { EmbeddedFlavor } from './flavor-resources.js';
 import type { Unit } from './plan.js';
 
-export { capacityScope, HEAL_EXIT } from './heal-instance.js';
+export { allocationRowsScope, capacityScope, HEAL_EXIT } from './heal-instance.js';
 
 export interface HealInstanceRec {
   readonly cellUuid: string;
@@ -75,14 +75,17 @@ export interface HealCapacity {
 
 /**
  * What placement holds for one cell's instances: the providers of the
- * cell's compute nodes and those its instances hold allocations on, and the
- * instances' allocations and consumer rows. A superset is harmless: every
- * lookup is by exact uuid or id.
+ * cell's compute nodes, the instances' consumer rows, which of them hold any
+ * allocation (`withAllocations`), and the allocations rows of those
+ * allocationRowsScope names with the providers they are on (read after it).
+ * A superset is harmless: every lookup is by exact uuid or id. The walk
+ * refuses (an internal error) to use the rows of a consumer it was not given.
  */
 export interface HealPlacement {
   readonly providers: readonly HealProvider[];
-  readonly allocations: readonly AllocationRec[];
   readonly consumers: readonly ConsumerRec[];
+  readonly withAllocations: ReadonlySet<string>;
+  readonly allocations: readonly AllocationRec[];
 }
 
 /** What the walk needs of a provider. */
@@ -211,7 +214,7 @@ export function planHealAllocations(input: HealInput, options: HealOptions): Hea
   const p = input.placement;
   const used = new Map<string, number>();
   for (const a of p.allocations) used.set(`${a.providerId}:${a.resourceClassId}`, (used.get(`${a.providerId}:${a.resourceClassId}`) ?? 0) + a.used);
-  const placement: HealPlacement = { providers: p.providers, allocations: p.allocations, consumers: p.consumers };
+  const placement: HealPlacement = { providers: p.providers, consumers: p.consumers, withAllocations: new Set(p.allocations.map((a) => a.consumerUuid)), allocations: p.allocations };
   const capacity: HealCapacity = { providerIds: new Set(p.providers.map((rp) => rp.id)), inventories: p.inventories, used };
   for (const cell of input.cells) {
     if (!walk.wants(cell)) continue;

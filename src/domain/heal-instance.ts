@@ -36,7 +36,9 @@ interface Ctx {
   readonly providerById: ReadonlyMap<number, HealProvider>;
   readonly capacity: HealCapacity;
   readonly inventory: ReadonlyMap<string, InventoryRec>;
+  /** The rows read (HealPlacement.allocations), per consumer: see currentRows. */
   readonly allocationsByConsumer: ReadonlyMap<string, AllocationRec[]>;
+  readonly withAllocations: ReadonlySet<string>;
   /** Sum of `used` per "provider:class" by every consumer, as read. */
   readonly used: ReadonlyMap<string, number>;
   readonly written: Written;
@@ -69,6 +71,7 @@ export function indexCell(lookups: HealLookups, part: HealCellPart, written: Wri
     capacity: part.capacity,
     inventory: new Map(part.capacity.inventories.map((inv) => [`${inv.providerId}:${inv.resourceClassId}`, inv])),
     allocationsByConsumer,
+    withAllocations: p.withAllocations,
     used: part.capacity.used,
     written,
     consumerByUuid: new Map(p.consumers.map((c) => [c.uuid, c])),
@@ -142,7 +145,7 @@ export function healInstance(inst: HealInstanceRec, ctx: Ctx, options: HealOptio
     instanceUuid: inst.uuid,
     mode,
     payload,
-    unit: change === null ? unit : { ...unit, footprint: footprintOfChanges(unit.changes, (c) => (ctx.allocationsByConsumer.get(c) ?? []).map((a) => a.providerId)) },
+    unit: change === null ? unit : { ...unit, footprint: footprintOfChanges(unit.changes, (c) => currentRows(ctx, c).map((a) => a.providerId)) },
     capacityException: built.ok ? built.value.capacityException : null,
     wouldFail: built.ok ? null : built.reason,
   });
@@ -157,26 +160,65 @@ function wantedOf(
   options: HealOptions,
   say: (text: string) => void,
 ): { mode: 'create' | 'update' | null; wanted: Wanted | null; current: readonly AllocationRec[]; consumer: ConsumerRec | undefined } {
-  const current = ctx.allocationsByConsumer.get(inst.uuid) ?? [];
+  const held = ctx.withAllocations.has(inst.uuid);
   const consumer = ctx.consumerByUuid.get(inst.uuid);
-  const project = consumer === undefined ? undefined : ctx.lookups.projects.get(consumer.projectId);
-  const user = consumer === undefined ? undefined : ctx.lookups.users.get(consumer.userId);
   let mode: 'create' | 'update' | null = null;
   let wanted: Wanted | null = null;
-  if (current.length === 0) {
+  if (!held) {
     mode = 'create';
     wanted = fromFlavor(inst, ctx, flavor);
-  } else if (project !== inst.projectId || user !== inst.userId) {
+  } else if (ownerDiffers(inst, ctx, consumer)) {
     mode = 'update';
-    wanted = { kind: 'keep', rows: current };
+    wanted = { kind: 'keep', rows: currentRows(ctx, inst.uuid) };
   }
   if (options.force) {
     say(`Force flag passed for instance ${inst.uuid}`);
     mode = 'update';
     wanted = fromFlavor(inst, ctx, flavor);
   }
-  return { mode, wanted, current, consumer };
+  return { mode, wanted, current: mode === null ? [] : currentRows(ctx, inst.uuid), consumer };
 }
+
+/** Whether the consumer's project or user is not the instance's (nova re-writes the allocations then). */
+function ownerDiffers(inst: HealInstanceRec, ctx: Ctx, consumer: ConsumerRec | undefined): boolean {
+  const project = consumer === undefined ? undefined : ctx.lookups.projects.get(consumer.projectId);
+  const user = consumer === undefined ? undefined : ctx.lookups.users.get(consumer.userId);
+  return project !== inst.projectId || user !== inst.userId;
+}
+
+/** A consumer's allocation rows, in id order: none when it holds none; an internal error when they were not read (allocationRowsScope). */
+function currentRows(ctx: Ctx, consumerUuid: string): readonly AllocationRec[] {
+  if (!ctx.withAllocations.has(consumerUuid)) return [];
+  const rows = ctx.allocationsByConsumer.get(consumerUuid);
+  if (rows === undefined) throw new Error(`internal: heal_allocations needs the allocations of consumer ${consumerUuid}, which allocationRowsScope did not name`);
+  return rows;
+}
+
+/** The flavor of an instance the walk judges (wantedOf), or undefined where it says a line and moves on, or stops first. */
+function judgedFlavor(inst: HealInstanceRec, options: HealOptions): EmbeddedFlavor | undefined {
+  const flavor = inst.flavor;
+  if ((options.instanceUuid !== undefined && inst.uuid !== options.instanceUuid) || inst.taskState !== null || inst.node === null || flavor === null) return undefined;
+  if (truthy(extraSpec(flavor, 'resources:VGPU')) || truthy(extraSpec(flavor, 'accel:device_profile'))) return undefined;
+  return flavor;
+}
+
+/**
+ * The consumers whose allocation rows a cell's walk may use: the instances
+ * that hold allocations and that nova would re-write (their project or user
+ * differs, or --force). Pure; the part's rows and capacity are not looked at.
+ * A healthy cell names none.
+ */
+export function allocationRowsScope(lookups: HealLookups, cellUuid: string, part: Omit<HealCellPart, 'capacity'>, options: HealOptions): string[] {
+  const ctx = indexCell(lookups, { ...part, capacity: NO_CAPACITY }, { generation: new Map(), usedDelta: new Map() });
+  const out: string[] = [];
+  for (const inst of ctx.instancesByCell.get(cellUuid) ?? []) {
+    if (judgedFlavor(inst, options) === undefined || !ctx.withAllocations.has(inst.uuid)) continue;
+    if (options.force || ownerDiffers(inst, ctx, ctx.consumerByUuid.get(inst.uuid))) out.push(inst.uuid);
+  }
+  return out;
+}
+
+const NO_CAPACITY: HealCapacity = Object.freeze({ providerIds: new Set<number>(), inventories: [], used: new Map<string, number>() });
 
 /**
  * The providers whose capacity a cell's walk may check (HealCapacity): the
@@ -186,11 +228,11 @@ function wantedOf(
  * A healthy cell names none, so its inventories and usage are never read.
  */
 export function capacityScope(lookups: HealLookups, cellUuid: string, part: Omit<HealCellPart, 'capacity'>, options: HealOptions): number[] {
-  const ctx = indexCell(lookups, { ...part, capacity: { providerIds: new Set(), inventories: [], used: new Map() } }, { generation: new Map(), usedDelta: new Map() });
+  const ctx = indexCell(lookups, { ...part, capacity: NO_CAPACITY }, { generation: new Map(), usedDelta: new Map() });
   const out = new Set<number>();
   for (const inst of ctx.instancesByCell.get(cellUuid) ?? []) {
-    const flavor = inst.flavor;
-    if ((options.instanceUuid !== undefined && inst.uuid !== options.instanceUuid) || inst.taskState !== null || inst.node === null || flavor === null) continue;
+    const flavor = judgedFlavor(inst, options);
+    if (flavor === undefined) continue;
     try {
       const { wanted } = wantedOf(inst, flavor, ctx, options, () => undefined);
       if (wanted?.kind === 'keep') for (const a of wanted.rows) out.add(a.providerId);

@@ -3,7 +3,7 @@
 // exit codes) over a planned snapshot.
 import { describe, expect, it } from 'vitest';
 import { parseEmbeddedFlavor, resourcesFromFlavor, type EmbeddedFlavor } from '../../src/domain/flavor-resources.js';
-import { capacityScope, openHealWalk, planHealAllocations, type HealCellPart, type HealInput, type HealInstanceRec } from '../../src/domain/heal-allocations.js';
+import { allocationRowsScope, capacityScope, openHealWalk, planHealAllocations, type HealCellPart, type HealInput, type HealInstanceRec } from '../../src/domain/heal-allocations.js';
 import type { ComputeNodeRec } from '../../src/domain/model.js';
 import { instanceFlavorJson } from '../../src/sandbox/rows.js';
 
@@ -108,7 +108,7 @@ describe('planHealAllocations', () => {
       return {
         instances: instances.map((i) => ({ ...i, cellUuid })),
         computeNodes: [{ ...node, cellUuid }],
-        placement: { providers: whole.placement.providers, allocations: [], consumers: [] },
+        placement: { providers: whole.placement.providers, consumers: [], withAllocations: new Set<string>(), allocations: [] },
         capacity: { providerIds: new Set([7]), inventories: whole.placement.inventories, used: new Map([['7:0', 99990]]) },
       };
     };
@@ -143,6 +143,7 @@ describe('planHealAllocations', () => {
         placement: {
           ...healthy.placement,
           allocations: [{ id: 1, providerId: 7, consumerUuid: inst(1).uuid, resourceClassId: 0, resourceClass: 'VCPU', used: 4 }],
+          withAllocations: new Set([inst(1).uuid]),
           consumers: [{ id: 1, uuid: inst(1).uuid, generation: 1, projectId: 1, userId: 1 }],
         },
       };
@@ -152,6 +153,19 @@ describe('planHealAllocations', () => {
       expect(capacityScope(known, C, withAllocations, { ...opts, force: true })).toEqual([7]);
       const walk = openHealWalk(known, opts);
       expect(() => walk.cell(cells[0]!, { ...healthy, capacity: { providerIds: new Set(), inventories: [], used: new Map() } })).toThrow(/capacityScope did not name/);
+    });
+
+    it("names the allocation rows to read: none for a healthy instance, an instance's own when nova re-writes them; using others' is an internal error", () => {
+      const base = part(C, [inst(1)]);
+      const held = { ...base, placement: { ...base.placement, withAllocations: new Set([inst(1).uuid]), consumers: [{ id: 1, uuid: inst(1).uuid, generation: 1, projectId: 1, userId: 1 }] } };
+      const same = { ...lookups, projects: new Map([[1, 'p']]), users: new Map([[1, 'u']]) };
+      const other = { ...lookups, projects: new Map([[1, 'another-project']]), users: new Map([[1, 'u']]) };
+      expect(allocationRowsScope(same, C, held, opts)).toEqual([]);
+      expect(allocationRowsScope(same, C, held, { ...opts, force: true })).toEqual([inst(1).uuid]);
+      expect(allocationRowsScope(other, C, held, opts)).toEqual([inst(1).uuid]);
+      // Without allocations nova creates them from the flavor: no rows to read.
+      expect(allocationRowsScope(other, C, base, opts)).toEqual([]);
+      expect(() => openHealWalk(other, opts).cell(cells[0]!, held)).toThrow(/allocationRowsScope did not name/);
     });
   });
 });

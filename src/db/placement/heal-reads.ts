@@ -34,49 +34,51 @@ export async function readExternalIds(db: Knex, table: 'projects' | 'users'): Pr
 }
 
 /**
- * One cell's placement rows (HealPlacement): the providers whose uuid is one
- * of the cell's live compute nodes', the allocations and consumer rows of its
- * instances, and the providers those allocations sit on. Each is asked by IN lists of at most BATCH_SIZE, as
- * the database compares them, so an id its collation takes for another
- * brings that one's rows too: the planner looks rows up by exact id, so the
- * extra ones are never used.
+ * One cell's placement rows (HealPlacement) but the allocation rows: the
+ * providers whose uuid is one of the cell's live compute nodes', the consumer
+ * rows of its instances, and which of them hold any allocation (the distinct
+ * consumer ids, not the rows). Each is asked by IN lists of at most
+ * BATCH_SIZE, as the database compares them, so an id its collation takes
+ * for another brings that one's rows too: the planner looks rows up by exact
+ * id, so the extra ones are never used.
  */
-export async function readHealPlacement(
-  db: Knex,
-  pool: StringPool,
-  classNames: ReadonlyMap<number, string>,
-  nodeUuids: readonly string[],
-  instanceUuids: readonly string[],
-): Promise<HealPlacement> {
+export async function readHealPlacement(db: Knex, pool: StringPool, nodeUuids: readonly string[], instanceUuids: readonly string[]): Promise<HealPlacement> {
   const providers = new Map<number, HealProvider>();
-  const keepProviders = (rows: ReadonlyArray<{ id: number; uuid: string; generation: number | null }>): void => {
-    for (const r of rows) providers.set(Number(r.id), { id: Number(r.id), uuid: pool.get(r.uuid), generation: r.generation === null ? 0 : Number(r.generation) });
-  };
-  const allocations = new Map<number, AllocationRec>();
   const consumers = new Map<number, ConsumerRec>();
+  const withAllocations = new Set<string>();
   // The providers of the nodes and the instances' rows are independent: asked side by side.
   await Promise.all([
     (async () => {
-      for (const batch of chunk([...new Set(nodeUuids)])) keepProviders(await db('resource_providers').select('id', 'uuid', 'generation').whereIn('uuid', batch));
+      for (const batch of chunk([...new Set(nodeUuids)])) keepProviders(providers, pool, await db('resource_providers').select('id', 'uuid', 'generation').whereIn('uuid', batch));
     })(),
     (async () => {
       for (const batch of chunk([...new Set(instanceUuids)])) {
-        const [rows, consumerRows] = await Promise.all([
-          db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch) as Promise<AllocationRow[]>,
+        const [held, consumerRows] = await Promise.all([
+          db('allocations').distinct('consumer_id').whereIn('consumer_id', batch) as Promise<Array<{ consumer_id: string }>>,
           db('consumers').select(...CONSUMER_COLUMNS).whereIn('uuid', batch) as Promise<ConsumerRow[]>,
         ]);
-        for (const r of rows) allocations.set(Number(r.id), allocationRecord(r, classNames, pool.get(r.consumer_id)));
+        for (const r of held) withAllocations.add(pool.get(r.consumer_id));
         for (const r of consumerRows) consumers.set(Number(r.id), consumerRecord(r, pool));
       }
     })(),
   ]);
+  return { providers: [...providers.values()].sort((a, b) => a.id - b.id), consumers: [...consumers.values()].sort((a, b) => a.id - b.id), withAllocations, allocations: [] };
+}
+
+/** `placement` with the allocation rows of these consumers (allocationRowsScope), and the providers they are on. */
+export async function withHealAllocationRows(db: Knex, pool: StringPool, classNames: ReadonlyMap<number, string>, placement: HealPlacement, consumerUuids: readonly string[]): Promise<HealPlacement> {
+  if (consumerUuids.length === 0) return placement;
+  const allocations = new Map<number, AllocationRec>();
+  for (const batch of chunk(consumerUuids))
+    for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]) allocations.set(Number(r.id), allocationRecord(r, classNames, pool.get(r.consumer_id)));
+  const providers = new Map(placement.providers.map((rp) => [rp.id, rp]));
   const elsewhere = [...new Set([...allocations.values()].map((a) => a.providerId))].filter((id) => !providers.has(id));
-  for (const batch of chunk(elsewhere)) keepProviders(await db('resource_providers').select('id', 'uuid', 'generation').whereIn('id', batch));
-  return {
-    providers: [...providers.values()].sort((a, b) => a.id - b.id),
-    allocations: [...allocations.values()].sort((a, b) => a.id - b.id),
-    consumers: [...consumers.values()].sort((a, b) => a.id - b.id),
-  };
+  for (const batch of chunk(elsewhere)) keepProviders(providers, pool, await db('resource_providers').select('id', 'uuid', 'generation').whereIn('id', batch));
+  return { ...placement, providers: [...providers.values()].sort((a, b) => a.id - b.id), allocations: [...allocations.values()].sort((a, b) => a.id - b.id) };
+}
+
+function keepProviders(into: Map<number, HealProvider>, pool: StringPool, rows: ReadonlyArray<{ id: number; uuid: string; generation: number | null }>): void {
+  for (const r of rows) into.set(Number(r.id), { id: Number(r.id), uuid: pool.get(r.uuid), generation: r.generation === null ? 0 : Number(r.generation) });
 }
 
 /** The inventories of these providers, and their usage by every consumer summed per provider and class (HealCapacity). */

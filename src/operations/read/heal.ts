@@ -10,10 +10,10 @@ import type { CellMapping, Deployment } from '../../db/deployment-databases.js';
 import { readHealInstances } from '../../db/cell/heal-reads.js';
 import { countCellRows, readComputeNodes } from '../../db/cell/snapshot-reads.js';
 import { describeDriverError } from '../../db/driver-errors.js';
-import { readExternalIds, readHealCapacity, readHealPlacement, readResourceClassIds } from '../../db/placement/heal-reads.js';
+import { readExternalIds, readHealCapacity, readHealPlacement, readResourceClassIds, withHealAllocationRows } from '../../db/placement/heal-reads.js';
 import { readNames } from '../../db/placement/snapshot-reads.js';
 import { StringPool } from '../../db/string-pool.js';
-import { capacityScope, openHealWalk, type HealCellPart, type HealLookups, type HealOptions, type HealPlan } from '../../domain/heal-allocations.js';
+import { allocationRowsScope, capacityScope, openHealWalk, type HealCellPart, type HealLookups, type HealOptions, type HealPlan } from '../../domain/heal-allocations.js';
 import { ReconcileError } from '../../errors.js';
 import { cellFailure, checkGroundTruth, readEveryCell } from './cells.js';
 import { readingPlacement } from './placement.js';
@@ -67,9 +67,10 @@ async function readHealCell(
   ]);
   const nodeUuids = computeNodes.flatMap((n) => (n.uuid === null ? [] : [n.uuid]));
   return readingPlacement(placementDb, async () => {
-    const placement = await readHealPlacement(placementDb.knex, pool, classNames, nodeUuids, instances.map((i) => i.uuid));
-    const part = { instances, computeNodes, placement };
-    // Inventories and usage only of the providers the walk may write to: none in a healthy cell.
+    const base = { instances, computeNodes, placement: await readHealPlacement(placementDb.knex, pool, nodeUuids, instances.map((i) => i.uuid)) };
+    // The allocation rows only of the instances nova would re-write, then the inventories and usage only of the
+    // providers the walk may write to: none of either in a healthy cell.
+    const part = { ...base, placement: await withHealAllocationRows(placementDb.knex, pool, classNames, base.placement, allocationRowsScope(lookups, cell.uuid, base, options)) };
     return { ...part, capacity: await readHealCapacity(placementDb.knex, classNames, capacityScope(lookups, cell.uuid, part, options)) };
   });
 }
