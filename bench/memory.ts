@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateCloud } from '../src/sandbox/scale-cloud.js';
-import { formatSeconds, markdownTable } from './report.js';
+import { formatSeconds, markdownTable, median } from './report.js';
 import { runWithStats } from './processes.js';
 import { createScratchDeployment, live, parseServer, removeScratchDirsSync, dropDatabases, type ScratchDeployment, type Server } from './scratch-deployment.js';
 
@@ -45,9 +45,10 @@ export interface MemoryRow {
   readonly old?: { readonly same: boolean; readonly peakRssKb: number; readonly seconds: number };
 }
 
-const USAGE = `usage: node dist/bench/memory.js [--clouds 1x30000,1x100000,10x30000] [--only TEXT] [--old DIR] [--out FILE] [--mysql URL]
+const USAGE = `usage: node dist/bench/memory.js [--clouds 1x30000,1x100000,10x30000] [--runs N] [--only TEXT] [--old DIR] [--out FILE] [--mysql URL]
 
   --clouds LIST  clouds to build, CELLSxHOSTS_PER_CELL (default 1x30000,1x100000,10x30000)
+  --runs N       runs of each command and build, the builds taking turns (default 2): the median time, the highest RSS
   --only TEXT    only the commands whose arguments contain TEXT (e.g. heal)
   --old DIR      a built checkout of an earlier commit: its outputs must be identical
   --out FILE     write the report (markdown) to FILE
@@ -77,7 +78,7 @@ async function runOne(cliRoot: string, d: ScratchDeployment, args: readonly stri
 }
 
 /** One cloud of `shape` (1% orphan hosts, 1% stale providers, one instance per node), every command on it. */
-export async function measureCloud(server: Server, shape: CloudShape, old: string | undefined, only?: string): Promise<MemoryRow[]> {
+export async function measureCloud(server: Server, shape: CloudShape, old: string | undefined, runs: number, only?: string): Promise<MemoryRow[]> {
   const label = shapeLabel(shape);
   progress(`${label}: creating the cloud`);
   const d = await createScratchDeployment(server, shape.cells, { withPlacement: true });
@@ -92,14 +93,22 @@ export async function measureCloud(server: Server, shape: CloudShape, old: strin
     progress(`${label}: generated in ${formatSeconds((Date.now() - started) / 1000)} s: ${cloud.computeNodes} nodes, ${cloud.instances} instances, ${cloud.allocations} allocations`);
     for (const { args, code } of MEMORY_COMMANDS) {
       if (only !== undefined && !args.join(' ').includes(only)) continue;
-      const ours = await runOne(REPO_ROOT, d, args, code);
-      const theirs = old === undefined ? undefined : await runOne(old, d, args, code);
+      // The builds take turns, so that neither always meets the database's cache cold.
+      const ours: Array<Awaited<ReturnType<typeof runOne>>> = [];
+      const theirs: Array<Awaited<ReturnType<typeof runOne>>> = [];
+      for (let r = 0; r < runs; r += 1) {
+        const first = old !== undefined && r % 2 === 1;
+        if (first) theirs.push(await runOne(old, d, args, code));
+        ours.push(await runOne(REPO_ROOT, d, args, code));
+        if (old !== undefined && !first) theirs.push(await runOne(old, d, args, code));
+      }
+      const digests = new Set([...ours, ...theirs].map((x) => x.digest));
       const row: MemoryRow = {
         shape,
         command: args.join(' '),
-        seconds: ours.seconds,
-        peakRssKb: ours.peakRssKb,
-        ...(theirs === undefined ? {} : { old: { same: theirs.digest === ours.digest, peakRssKb: theirs.peakRssKb, seconds: theirs.seconds } }),
+        seconds: median(ours.map((x) => x.seconds)),
+        peakRssKb: Math.max(...ours.map((x) => x.peakRssKb)),
+        ...(old === undefined ? {} : { old: { same: digests.size === 1, peakRssKb: Math.max(...theirs.map((x) => x.peakRssKb)), seconds: median(theirs.map((x) => x.seconds)) } }),
       };
       progress(
         `${label}: ${row.command}: ${formatSeconds(row.seconds)} s, ${mb(row.peakRssKb)} MB` +
@@ -143,7 +152,7 @@ export function renderMemoryReport(rows: readonly MemoryRow[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { clouds: { type: 'string' }, only: { type: 'string' }, old: { type: 'string' }, out: { type: 'string' }, mysql: { type: 'string' }, help: { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { clouds: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string' }, old: { type: 'string' }, out: { type: 'string' }, mysql: { type: 'string' }, help: { type: 'boolean' } } });
   if (values.help === true) {
     process.stdout.write(USAGE);
     return;
@@ -151,6 +160,8 @@ async function main(): Promise<void> {
   const shapes = parseShapes(values.clouds ?? '1x30000,1x100000,10x30000');
   const server = parseServer(values.mysql ?? process.env['BENCH_MYSQL_URL'] ?? 'mysql://root@127.0.0.1:3306');
   const old = values.old === undefined ? undefined : resolve(values.old);
+  const runs = Number(values.runs ?? '2');
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs ${values.runs ?? ''}: a whole number of runs, 1 or more`);
   const cleanup = (): void => {
     removeScratchDirsSync();
     void dropDatabases(server, [...live]).finally(() => process.exit(130));
@@ -158,7 +169,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', cleanup);
   process.once('SIGTERM', cleanup);
   const rows: MemoryRow[] = [];
-  for (const shape of shapes) rows.push(...(await measureCloud(server, shape, old, values.only)));
+  for (const shape of shapes) rows.push(...(await measureCloud(server, shape, old, runs, values.only)));
   const report = renderMemoryReport(rows);
   process.stdout.write(`${report}\n`);
   if (values.out !== undefined) await writeFile(values.out, `${report}\n`);
