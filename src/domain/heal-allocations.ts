@@ -55,7 +55,7 @@ export interface HealCellPart {
   /** Live instances of the cell (all of them, or the one --instance names). */
   readonly instances: readonly HealInstanceRec[];
   /** Live compute nodes of the cell. */
-  readonly computeNodes: readonly ComputeNodeRec[];
+  readonly computeNodes: readonly HealNode[];
   readonly placement: HealPlacement;
   /** The capacity of the providers capacityScope names (read after it). */
   readonly capacity: HealCapacity;
@@ -87,6 +87,9 @@ export interface HealPlacement {
   readonly withAllocations: ReadonlySet<string>;
   readonly allocations: readonly AllocationRec[];
 }
+
+/** What the walk needs of a compute node. */
+export type HealNode = Pick<ComputeNodeRec, 'cellUuid' | 'id' | 'uuid' | 'host' | 'hypervisorHostname' | 'hypervisorType' | 'deleted'>;
 
 /** What the walk needs of a provider. */
 export type HealProvider = Pick<ProviderRec, 'id' | 'uuid' | 'generation'>;

@@ -3,11 +3,11 @@
 // the lines nova prints; and the per-cell lookups the walk judges it on.
 import { checkCapacity } from './capacity.js';
 import { extraSpec, resourcesFromFlavor, type EmbeddedFlavor } from './flavor-resources.js';
-import type { AllocationRec, ComputeNodeRec, ConsumerRec, InventoryRec } from './model.js';
+import type { AllocationRec, ConsumerRec, InventoryRec } from './model.js';
 import { footprintOfChanges, type Change, type PlannedChange, type Unit } from './plan.js';
 import { pushTo } from './text-and-maps.js';
 import { nodeKey } from './snapshot-index.js';
-import type { HealCapacity, HealCellPart, HealEnd, HealInstanceRec, HealLookups, HealOptions, HealProvider, HealStep } from './heal-allocations.js';
+import type { HealCapacity, HealCellPart, HealEnd, HealInstanceRec, HealLookups, HealNode, HealOptions, HealProvider, HealStep } from './heal-allocations.js';
 
 export const HEAL_EXIT = { healed: 0, maxCount: 1, noNode: 2, failed: 3, nothing: 4, unsupported: 8, input: 127 } as const;
 
@@ -28,9 +28,9 @@ export interface Written {
 
 interface Ctx {
   readonly lookups: HealLookups;
-  readonly computeNodes: readonly ComputeNodeRec[];
+  readonly computeNodes: readonly HealNode[];
   /** The live nodes by nodeKey (liveNodeAt), once asked for. */
-  readonly nodeByKey: { index?: Map<string, ComputeNodeRec> };
+  readonly nodeByKey: { index?: Map<string, HealNode> };
   readonly instancesByCell: ReadonlyMap<string, HealInstanceRec[]>;
   readonly providerByUuid: ReadonlyMap<string, HealProvider>;
   readonly providerById: ReadonlyMap<number, HealProvider>;
@@ -262,9 +262,9 @@ function fromFlavor(inst: HealInstanceRec, ctx: Ctx, flavor: EmbeddedFlavor): Wa
 }
 
 /** The live compute node of a (cell, host, node) key with the lowest id; the index is built on first use (a healthy cell never needs it). */
-function liveNodeAt(ctx: Ctx, key: string): ComputeNodeRec | undefined {
+function liveNodeAt(ctx: Ctx, key: string): HealNode | undefined {
   if (ctx.nodeByKey.index === undefined) {
-    const index = new Map<string, ComputeNodeRec>();
+    const index = new Map<string, HealNode>();
     for (const n of [...ctx.computeNodes].sort((a, b) => a.id - b.id)) {
       const k = nodeKey(n.cellUuid, n.host, n.hypervisorHostname);
       if (!n.deleted && !index.has(k)) index.set(k, n);

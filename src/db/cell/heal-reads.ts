@@ -6,7 +6,7 @@
 // 5,000 rows.
 import type { Knex } from 'knex';
 import { parseEmbeddedFlavor, type EmbeddedFlavor } from '../../domain/flavor-resources.js';
-import type { HealInstanceRec } from '../../domain/heal-allocations.js';
+import type { HealInstanceRec, HealNode } from '../../domain/heal-allocations.js';
 import { eachByKeyset, readByKeyset } from '../keyset.js';
 import type { StringPool } from '../string-pool.js';
 
@@ -66,6 +66,29 @@ export async function readHealInstances(db: Knex, cellUuid: string, onlyUuid: st
       };
     },
     HEAL_PAGE,
+  );
+}
+
+/** The live compute nodes, only the columns the walk looks at (HealNode), in id order. */
+export async function readHealNodes(db: Knex, cellUuid: string, pool: StringPool): Promise<HealNode[]> {
+  return readByKeyset(
+    async (afterId, limit) =>
+      (await db('compute_nodes').select('id', 'uuid', 'host', 'hypervisor_hostname', 'hypervisor_type').where('deleted', 0).andWhere('id', '>', afterId).orderBy('id').limit(limit)) as Array<{
+        id: number;
+        uuid: string | null;
+        host: string | null;
+        hypervisor_hostname: string | null;
+        hypervisor_type: string;
+      }>,
+    (r) => ({
+      cellUuid,
+      id: Number(r.id),
+      uuid: pool.nullable(r.uuid),
+      host: pool.nullable(r.host),
+      hypervisorHostname: pool.nullable(r.hypervisor_hostname),
+      hypervisorType: pool.get(r.hypervisor_type),
+      deleted: false,
+    }),
   );
 }
 

@@ -7,8 +7,8 @@
 // not with the cloud.
 import type { Database } from '../../db/connect.js';
 import type { CellMapping, Deployment } from '../../db/deployment-databases.js';
-import { readHealInstances } from '../../db/cell/heal-reads.js';
-import { countCellRows, readComputeNodes } from '../../db/cell/snapshot-reads.js';
+import { readHealInstances, readHealNodes } from '../../db/cell/heal-reads.js';
+import { countCellRows } from '../../db/cell/snapshot-reads.js';
 import { describeDriverError } from '../../db/driver-errors.js';
 import { readExternalIds, readHealCapacity, readHealPlacement, readResourceClassIds, withHealAllocationRows } from '../../db/placement/heal-reads.js';
 import { readNames } from '../../db/placement/snapshot-reads.js';
@@ -55,12 +55,9 @@ async function readHealCell(
   const pool = new StringPool();
   const db = await deployment.cell(cell);
   const [computeNodes, instances] = await Promise.all([
-    readComputeNodes(db.knex, cell.uuid, pool).then(
-      (nodes) => nodes.filter((n) => !n.deleted),
-      (err: unknown) => {
-        throw cellFailure(cell, err);
-      },
-    ),
+    readHealNodes(db.knex, cell.uuid, pool).catch((err: unknown) => {
+      throw cellFailure(cell, err);
+    }),
     readHealInstances(db.knex, cell.uuid, instanceUuid, pool).catch((err: unknown) => {
       throw new ReconcileError('connection', `cannot read the instances of the ${db.label}: ${describeDriverError(err)}`, { cause: err });
     }),
