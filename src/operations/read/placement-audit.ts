@@ -73,7 +73,10 @@ async function judgeCell(deployment: Deployment, cell: CellMapping, walk: Walk):
   let migrations: MigrationRec[];
   try {
     const db = await deployment.cell(cell);
-    [nodes, instances, migrations] = await Promise.all([readComputeNodes(db.knex, cell.uuid, pool), readLiveInstances(db.knex, cell.uuid, pool), readActiveMigrations(db.knex, cell.uuid)]);
+    // One after the other, on one connection: each cell's pool keeps its connections (and their buffers) to the end of the run.
+    nodes = await readComputeNodes(db.knex, cell.uuid, pool);
+    instances = await readLiveInstances(db.knex, cell.uuid, pool);
+    migrations = await readActiveMigrations(db.knex, cell.uuid);
   } catch (err) {
     throw cellFailure(cell, err);
   }
@@ -157,14 +160,10 @@ async function suspectsSnapshot(deployment: Deployment, cells: readonly CellMapp
   for (const cell of cells) {
     try {
       const db = await deployment.cell(cell);
-      const [n, i, m] = await Promise.all([
-        readComputeNodesOf(db.knex, cell.uuid, pool, rootUuids),
-        readScopedInstances(db.knex, db.dialect, cell.uuid, pool, { keys: [], raw: [] }, suspects),
-        readActiveMigrationsOf(db.knex, cell.uuid, suspects),
-      ]);
-      computeNodes.push(...n);
-      instances.push(...i);
-      migrations.push(...m);
+      // One after the other, on the one connection the cell's walk used.
+      computeNodes.push(...(await readComputeNodesOf(db.knex, cell.uuid, pool, rootUuids)));
+      instances.push(...(await readScopedInstances(db.knex, db.dialect, cell.uuid, pool, { keys: [], raw: [] }, suspects)));
+      migrations.push(...(await readActiveMigrationsOf(db.knex, cell.uuid, suspects)));
     } catch (err) {
       throw cellFailure(cell, err);
     }
