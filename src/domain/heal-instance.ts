@@ -7,7 +7,7 @@ import type { AllocationRec, ConsumerRec, InventoryRec } from './model.js';
 import { footprintOfChanges, type Change, type PlannedChange, type Unit } from './plan.js';
 import { pushTo } from './text-and-maps.js';
 import { nodeKey } from './snapshot-index.js';
-import type { HealCapacity, HealCellPart, HealEnd, HealInstanceRec, HealLookups, HealNode, HealOptions, HealProvider, HealStep } from './heal-allocations.js';
+import type { HealCapacity, HealCellPart, HealEnd, HealInstanceRec, HealLookups, HealNode, HealOptions, HealProvider, HealStep } from './heal-model.js';
 
 export const HEAL_EXIT = { healed: 0, maxCount: 1, noNode: 2, failed: 3, nothing: 4, unsupported: 8, input: 127 } as const;
 
