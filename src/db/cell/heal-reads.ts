@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import { parseEmbeddedFlavor, type EmbeddedFlavor } from '../../domain/flavor-resources.js';
 import type { HealInstanceRec, HealNode } from '../../domain/heal-allocations.js';
 import { eachByKeyset, readByKeyset } from '../keyset.js';
+import { NODE_NAME_COLUMNS, nodeNames } from './snapshot-reads.js';
 import type { StringPool } from '../string-pool.js';
 
 interface Row {
@@ -72,23 +73,8 @@ export async function readHealInstances(db: Knex, cellUuid: string, onlyUuid: st
 /** The live compute nodes, only the columns the walk looks at (HealNode), in id order. */
 export async function readHealNodes(db: Knex, cellUuid: string, pool: StringPool): Promise<HealNode[]> {
   return readByKeyset(
-    async (afterId, limit) =>
-      (await db('compute_nodes').select('id', 'uuid', 'host', 'hypervisor_hostname', 'hypervisor_type').where('deleted', 0).andWhere('id', '>', afterId).orderBy('id').limit(limit)) as Array<{
-        id: number;
-        uuid: string | null;
-        host: string | null;
-        hypervisor_hostname: string | null;
-        hypervisor_type: string;
-      }>,
-    (r) => ({
-      cellUuid,
-      id: Number(r.id),
-      uuid: pool.nullable(r.uuid),
-      host: pool.nullable(r.host),
-      hypervisorHostname: pool.nullable(r.hypervisor_hostname),
-      hypervisorType: pool.get(r.hypervisor_type),
-      deleted: false,
-    }),
+    async (afterId, limit) => (await db('compute_nodes').select(...NODE_NAME_COLUMNS).where('deleted', 0).andWhere('id', '>', afterId).orderBy('id').limit(limit)) as Array<Parameters<typeof nodeNames>[0]>,
+    (r) => ({ ...nodeNames(r, cellUuid, pool), deleted: false }),
   );
 }
 

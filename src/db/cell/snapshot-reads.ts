@@ -249,7 +249,11 @@ export async function countCellRows(db: Knex): Promise<{ readonly services: numb
   return { services: Number(services?.n ?? 0), liveComputeNodes: Number(nodes?.n ?? 0), liveComputeServices: Number(computes?.n ?? 0) };
 }
 
-function computeNodeRecord(r: ComputeNodeRow, cellUuid: string, pool: StringPool): ComputeNodeRec {
+/** The columns that say which node a row is (heal_allocations reads only these: db/cell/heal-reads.ts). */
+export const NODE_NAME_COLUMNS = ['id', 'uuid', 'host', 'hypervisor_hostname', 'hypervisor_type'] as const;
+
+/** A node's cell, id, uuid, host, name and type, its strings pooled. */
+export function nodeNames(r: Pick<ComputeNodeRow, (typeof NODE_NAME_COLUMNS)[number]>, cellUuid: string, pool: StringPool): Pick<ComputeNodeRec, 'cellUuid' | 'id' | 'uuid' | 'host' | 'hypervisorHostname' | 'hypervisorType'> {
   return {
     cellUuid,
     id: Number(r.id),
@@ -258,6 +262,12 @@ function computeNodeRecord(r: ComputeNodeRow, cellUuid: string, pool: StringPool
     host: pool.nullable(r.host),
     hypervisorHostname: pool.nullable(r.hypervisor_hostname),
     hypervisorType: pool.get(r.hypervisor_type),
+  };
+}
+
+function computeNodeRecord(r: ComputeNodeRow, cellUuid: string, pool: StringPool): ComputeNodeRec {
+  return {
+    ...nodeNames(r, cellUuid, pool),
     serviceId: nullableNumber(r.service_id),
     mapped: nullableNumber(r.mapped),
     createdAt: r.created_at,
