@@ -1,5 +1,6 @@
-// placement audit: read a snapshot (without --delete the allocations are
-// streamed one consumer at a time, never held: openPlacementAudit), find the
+// placement audit: read a snapshot (without --delete the cells are judged one
+// at a time: read/placement-audit.ts; with --resource_provider the
+// allocations are streamed one consumer at a time: openPlacementAudit), find the
 // orphaned allocations by nova's definition (src/domain/audit/nova-orphaned-allocations.ts),
 // and with --delete (on a whole read) remove them
 // the way nova-manage walks them: provider by provider, consumer by consumer,
@@ -72,10 +73,10 @@ export async function runPlacementAudit(deployment: Deployment, options: Placeme
   // What --delete acts on is read whole: the allocations beside the cells, so that an instance being scheduled is seen
   // as near as possible to its allocations (reading them after the cells would widen that window by the whole read).
   const audit = async (): Promise<PlacementAuditReport> => auditPlacementAllocations(await readSnapshot(deployment, PLACEMENT_AUDIT_READ), auditOptions);
-  // The report alone streams them: the providers, consumer rows and cells are read, then the allocations one
-  // consumer at a time, never held; a server scheduled meanwhile can show as an orphan, as in `audit` (--help says so).
+  // The report alone reads the allocations after the cells, never whole: for the whole deployment cell by cell
+  // (read/placement-audit.ts: memory bounded by the largest cell); for one provider, the cells whole and the
+  // allocations one consumer at a time. A server scheduled meanwhile can show as an orphan, as in `audit` (--help says so).
   const report = async (): Promise<PlacementAuditReport & { providersChecked?: number }> => {
-    // The whole deployment: judged one cell at a time (memory bounded by the largest cell).
     if ((options.providerUuid ?? '') === '') return auditPlacementByCell(deployment, auditOptions);
     const streamed = openPlacementAudit(await readSnapshot(deployment, PLACEMENT_AUDIT_STREAMED_READ), auditOptions);
     if (streamed.kind === 'unknown-provider') return streamed;
