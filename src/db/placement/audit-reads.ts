@@ -1,14 +1,12 @@
 // What `placement audit` reads of placement when it judges one cell at a
 // time (operations/read/placement-audit.ts): the provider trees of a cell's
-// compute nodes, the allocations on them (three columns), every listed
-// provider in keyset pages of three columns, and in full only the rows of
-// the consumers and providers that are left to judge at the end.
+// compute nodes, the allocations on them (three columns), and every listed
+// provider in keyset pages of two columns. The rows of the consumers left to
+// judge at the end are read in full by snapshot-reads.ts
+// (readAllocationsOfConsumers, readConsumersOf, readProvidersById).
 import type { Knex } from 'knex';
-import type { AllocationRec, ConsumerRec } from '../../domain/model.js';
 import { chunk } from '../batches.js';
 import { KEYSET_BATCH } from '../keyset.js';
-import type { StringPool } from '../string-pool.js';
-import { ALLOCATION_COLUMNS, CONSUMER_COLUMNS, allocationRecord, consumerRecord, type AllocationRow, type ConsumerRow } from './snapshot-reads.js';
 
 /** A provider and the uuid of its root: what GET /resource_providers lists (a provider whose root row is missing is not listed). */
 export interface ListedProvider {
@@ -58,20 +56,4 @@ export async function eachListedProvider(db: Knex, onPage: (rows: readonly Liste
     if (rows.length < KEYSET_BATCH) return;
     afterId = Number(last.id);
   }
-}
-
-/** Every allocation of these consumers, and their consumer rows, in id order (a superset, as the collation compares ids). */
-export async function readConsumersWhole(
-  db: Knex,
-  pool: StringPool,
-  classNames: ReadonlyMap<number, string>,
-  uuids: readonly string[],
-): Promise<{ readonly allocations: AllocationRec[]; readonly consumers: ConsumerRec[] }> {
-  const allocations = new Map<number, AllocationRec>();
-  const consumers = new Map<number, ConsumerRec>();
-  for (const batch of chunk(uuids)) {
-    for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]) allocations.set(Number(r.id), allocationRecord(r, classNames, pool.get(r.consumer_id)));
-    for (const r of (await db('consumers').select(...CONSUMER_COLUMNS).whereIn('uuid', batch)) as ConsumerRow[]) consumers.set(Number(r.id), consumerRecord(r, pool));
-  }
-  return { allocations: [...allocations.values()].sort((a, b) => a.id - b.id), consumers: [...consumers.values()].sort((a, b) => a.id - b.id) };
 }

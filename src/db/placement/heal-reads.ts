@@ -1,29 +1,13 @@
-// What `placement heal_allocations` reads from placement: the lookup tables
-// (resource class ids by name, the Keystone ids of projects and users: a
-// consumer stores their internal ids), and for each cell, when the walk
+// What `placement heal_allocations` reads from placement: the Keystone ids
+// of projects and users (a consumer stores their internal ids), and for each cell, when the walk
 // reaches it, only what its instances need (readHealPlacement).
 import type { Knex } from 'knex';
 import type { HealCapacity, HealPlacement, HealProvider } from '../../domain/heal-allocations.js';
-import type { AllocationRec, ConsumerRec, InventoryRec } from '../../domain/model.js';
+import type { InventoryRec } from '../../domain/model.js';
 import { chunk } from '../batches.js';
 import { readByKeyset } from '../keyset.js';
 import type { StringPool } from '../string-pool.js';
-import {
-  ALLOCATION_COLUMNS,
-  CONSUMER_COLUMNS,
-  INVENTORY_COLUMNS,
-  allocationRecord,
-  consumerRecord,
-  inventoryRecord,
-  type AllocationRow,
-  type ConsumerRow,
-  type InventoryRow,
-} from './snapshot-reads.js';
-
-export async function readResourceClassIds(db: Knex): Promise<Map<string, number>> {
-  const rows = (await db('resource_classes').select('id', 'name')) as Array<{ id: number; name: string }>;
-  return new Map(rows.map((r) => [r.name, Number(r.id)]));
-}
+import { INVENTORY_COLUMNS, inventoryRecord, readAllocationsOfConsumers, readConsumersOf, type InventoryRow } from './snapshot-reads.js';
 
 export async function readExternalIds(db: Knex, table: 'projects' | 'users'): Promise<Map<number, string>> {
   const rows = await readByKeyset(
@@ -44,37 +28,29 @@ export async function readExternalIds(db: Knex, table: 'projects' | 'users'): Pr
  */
 export async function readHealPlacement(db: Knex, pool: StringPool, nodeUuids: readonly string[], instanceUuids: readonly string[]): Promise<HealPlacement> {
   const providers = new Map<number, HealProvider>();
-  const consumers = new Map<number, ConsumerRec>();
   const withAllocations = new Set<string>();
-  // The providers of the nodes and the instances' rows are independent: asked side by side.
-  await Promise.all([
+  const wanted = [...new Set(instanceUuids)];
+  // The providers of the nodes, the instances' consumer rows and which of them hold allocations are independent: asked side by side.
+  const [, consumers] = await Promise.all([
     (async () => {
       for (const batch of chunk([...new Set(nodeUuids)])) keepProviders(providers, pool, await db('resource_providers').select('id', 'uuid', 'generation').whereIn('uuid', batch));
     })(),
+    readConsumersOf(db, pool, wanted),
     (async () => {
-      for (const batch of chunk([...new Set(instanceUuids)])) {
-        const [held, consumerRows] = await Promise.all([
-          db('allocations').distinct('consumer_id').whereIn('consumer_id', batch) as Promise<Array<{ consumer_id: string }>>,
-          db('consumers').select(...CONSUMER_COLUMNS).whereIn('uuid', batch) as Promise<ConsumerRow[]>,
-        ]);
-        for (const r of held) withAllocations.add(pool.get(r.consumer_id));
-        for (const r of consumerRows) consumers.set(Number(r.id), consumerRecord(r, pool));
-      }
+      for (const batch of chunk(wanted)) for (const r of (await db('allocations').distinct('consumer_id').whereIn('consumer_id', batch)) as Array<{ consumer_id: string }>) withAllocations.add(pool.get(r.consumer_id));
     })(),
   ]);
-  return { providers: [...providers.values()].sort((a, b) => a.id - b.id), consumers: [...consumers.values()].sort((a, b) => a.id - b.id), withAllocations, allocations: [] };
+  return { providers: [...providers.values()].sort((a, b) => a.id - b.id), consumers, withAllocations, allocations: [] };
 }
 
 /** `placement` with the allocation rows of these consumers (allocationRowsScope), and the providers they are on. */
 export async function withHealAllocationRows(db: Knex, pool: StringPool, classNames: ReadonlyMap<number, string>, placement: HealPlacement, consumerUuids: readonly string[]): Promise<HealPlacement> {
   if (consumerUuids.length === 0) return placement;
-  const allocations = new Map<number, AllocationRec>();
-  for (const batch of chunk(consumerUuids))
-    for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]) allocations.set(Number(r.id), allocationRecord(r, classNames, pool.get(r.consumer_id)));
+  const allocations = await readAllocationsOfConsumers(db, pool, classNames, consumerUuids);
   const providers = new Map(placement.providers.map((rp) => [rp.id, rp]));
-  const elsewhere = [...new Set([...allocations.values()].map((a) => a.providerId))].filter((id) => !providers.has(id));
+  const elsewhere = [...new Set(allocations.map((a) => a.providerId))].filter((id) => !providers.has(id));
   for (const batch of chunk(elsewhere)) keepProviders(providers, pool, await db('resource_providers').select('id', 'uuid', 'generation').whereIn('id', batch));
-  return { ...placement, providers: [...providers.values()].sort((a, b) => a.id - b.id), allocations: [...allocations.values()].sort((a, b) => a.id - b.id) };
+  return { ...placement, providers: [...providers.values()].sort((a, b) => a.id - b.id), allocations };
 }
 
 function keepProviders(into: Map<number, HealProvider>, pool: StringPool, rows: ReadonlyArray<{ id: number; uuid: string; generation: number | null }>): void {

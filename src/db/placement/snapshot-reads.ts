@@ -236,7 +236,7 @@ export function inventoryRecord(r: InventoryRow, classNames: ReadonlyMap<number,
   };
 }
 
-export interface AllocationRow {
+interface AllocationRow {
   readonly id: number;
   readonly resource_provider_id: number;
   readonly consumer_id: string;
@@ -244,9 +244,9 @@ export interface AllocationRow {
   readonly used: number;
 }
 
-export const ALLOCATION_COLUMNS = ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] as const;
+const ALLOCATION_COLUMNS = ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] as const;
 
-export function allocationRecord(r: AllocationRow, classNames: ReadonlyMap<number, string>, consumerUuid: string): AllocationRec {
+function allocationRecord(r: AllocationRow, classNames: ReadonlyMap<number, string>, consumerUuid: string): AllocationRec {
   return {
     id: Number(r.id),
     providerId: Number(r.resource_provider_id),
@@ -322,7 +322,7 @@ export async function streamAllocationsByConsumer(
   return total;
 }
 
-export interface ConsumerRow {
+interface ConsumerRow {
   readonly id: number;
   readonly uuid: string;
   readonly generation: number;
@@ -338,10 +338,30 @@ async function readConsumers(db: Knex, pool: StringPool): Promise<ConsumerRec[]>
   );
 }
 
-export const CONSUMER_COLUMNS = ['id', 'uuid', 'generation', 'project_id', 'user_id'] as const;
+const CONSUMER_COLUMNS = ['id', 'uuid', 'generation', 'project_id', 'user_id'] as const;
 
-export function consumerRecord(r: ConsumerRow, pool: StringPool): ConsumerRec {
+function consumerRecord(r: ConsumerRow, pool: StringPool): ConsumerRec {
   return { id: Number(r.id), uuid: pool.get(r.uuid), generation: Number(r.generation), projectId: Number(r.project_id), userId: Number(r.user_id) };
+}
+
+/**
+ * Every allocation of these consumers, in id order, by IN lists of at most
+ * BATCH_SIZE. An id is asked as the database compares it, so an id its
+ * collation takes for another brings that one's rows too: callers look up
+ * by exact id.
+ */
+export async function readAllocationsOfConsumers(db: Knex, pool: StringPool, classNames: ReadonlyMap<number, string>, uuids: readonly string[]): Promise<AllocationRec[]> {
+  const byId = new Map<number, AllocationRec>();
+  for (const batch of chunk(uuids))
+    for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]) byId.set(Number(r.id), allocationRecord(r, classNames, pool.get(r.consumer_id)));
+  return [...byId.values()].sort((a, b) => a.id - b.id);
+}
+
+/** The consumer rows of these uuids, in id order (asked as readAllocationsOfConsumers asks). */
+export async function readConsumersOf(db: Knex, pool: StringPool, uuids: readonly string[]): Promise<ConsumerRec[]> {
+  const byId = new Map<number, ConsumerRec>();
+  for (const batch of chunk(uuids)) for (const r of (await db('consumers').select(...CONSUMER_COLUMNS).whereIn('uuid', batch)) as ConsumerRow[]) byId.set(Number(r.id), consumerRecord(r, pool));
+  return [...byId.values()].sort((a, b) => a.id - b.id);
 }
 
 /**

@@ -10,7 +10,7 @@ import type { CellMapping, Deployment } from '../../db/deployment-databases.js';
 import { readHealInstances, readHealNodes } from '../../db/cell/heal-reads.js';
 import { countCellRows } from '../../db/cell/snapshot-reads.js';
 import { describeDriverError } from '../../db/driver-errors.js';
-import { readExternalIds, readHealCapacity, readHealPlacement, readResourceClassIds, withHealAllocationRows } from '../../db/placement/heal-reads.js';
+import { readExternalIds, readHealCapacity, readHealPlacement, withHealAllocationRows } from '../../db/placement/heal-reads.js';
 import { readNames } from '../../db/placement/snapshot-reads.js';
 import { StringPool } from '../../db/string-pool.js';
 import { allocationRowsScope, capacityScope, openHealWalk, type HealCellPart, type HealLookups, type HealOptions, type HealPlan } from '../../domain/heal-allocations.js';
@@ -28,10 +28,11 @@ export async function planHeal(deployment: Deployment, cells: readonly CellMappi
   // Opened before any cell is read, so a missing [placement_database] or an unreachable server fails at once.
   const placementDb = await deployment.placement();
   await checkCells(deployment, onlyCell === undefined ? (await deployment.cellMappings()).filter((m) => !m.isCell0) : [onlyCell]);
-  const [resourceClassIds, projects, users, classNames] = await readingPlacement(placementDb, () =>
-    Promise.all([readResourceClassIds(placementDb.knex), readExternalIds(placementDb.knex, 'projects'), readExternalIds(placementDb.knex, 'users'), readNames(placementDb.knex, 'resource_classes')]),
+  const [classNames, projects, users] = await readingPlacement(placementDb, () =>
+    Promise.all([readNames(placementDb.knex, 'resource_classes'), readExternalIds(placementDb.knex, 'projects'), readExternalIds(placementDb.knex, 'users')]),
   );
-  const lookups: HealLookups = { resourceClassIds, projects, users };
+  // resource_classes read once: by id for the rows read, by name for what a flavor asks.
+  const lookups: HealLookups = { resourceClassIds: new Map([...classNames].map(([id, name]) => [name, id])), projects, users };
   const walk = openHealWalk(lookups, options);
   for (const cell of cells) {
     if (!walk.wants(cell)) continue;

@@ -17,8 +17,8 @@
 // providers that have nothing to say.
 import type { CellMapping, Deployment } from '../../db/deployment-databases.js';
 import { readActiveMigrations, readActiveMigrationsOf, readComputeNodes, readComputeNodesOf, readLiveInstances, readScopedInstances } from '../../db/cell/snapshot-reads.js';
-import { eachAllocationOn, eachListedProvider, readConsumersWhole, readTreesOfRoots } from '../../db/placement/audit-reads.js';
-import { readNames, readProvidersById } from '../../db/placement/snapshot-reads.js';
+import { eachAllocationOn, eachListedProvider, readTreesOfRoots } from '../../db/placement/audit-reads.js';
+import { readAllocationsOfConsumers, readConsumersOf, readNames, readProvidersById } from '../../db/placement/snapshot-reads.js';
 import type { Database } from '../../db/connect.js';
 import { StringPool } from '../../db/string-pool.js';
 import { auditPlacementAllocations, NOVA_RESOURCE_CLASSES, type PlacementAuditOptions, type PlacementAuditReport } from '../../domain/audit/nova-orphaned-allocations.js';
@@ -59,7 +59,7 @@ export async function auditPlacementByCell(deployment: Deployment, options: Plac
     if (cells.length > 1) collectGarbage();
   }
   const { providersChecked, unrooted } = await readingPlacement(placementDb, () => listUnrootedProviders(walk));
-  const snapshot = await suspectsSnapshot(deployment, cells, walk, unrooted);
+  const snapshot = await suspectsSnapshot(deployment, cells, walk, classNames, unrooted);
   const report = auditPlacementAllocations({ ...snapshot, cells: mappings.map(toCellRec) }, options);
   if (report.kind !== 'audited') throw new Error('internal: placement audit by cell without --resource_provider named one');
   return { ...report, providers: report.providers.filter((p) => !p.computeNodeFound || p.orphans.length > 0 || p.kept.length > 0), providersChecked };
@@ -132,18 +132,23 @@ async function listUnrootedProviders(walk: Walk): Promise<{ providersChecked: nu
  * and the suspects' live instances and active migrations, cell by cell in
  * cell order.
  */
-async function suspectsSnapshot(deployment: Deployment, cells: readonly CellMapping[], walk: Walk, unrooted: readonly number[]): Promise<Omit<Snapshot, 'cells'>> {
+async function suspectsSnapshot(
+  deployment: Deployment,
+  cells: readonly CellMapping[],
+  walk: Walk,
+  classNames: ReadonlyMap<number, string>,
+  unrooted: readonly number[],
+): Promise<Omit<Snapshot, 'cells'>> {
   const { placementDb } = walk;
   const pool = new StringPool();
   const suspects = [...walk.suspects];
   const { allocations, consumers, providers } = await readingPlacement(placementDb, async () => {
-    const classNames = await readNames(placementDb.knex, 'resource_classes');
-    const whole = await readConsumersWhole(placementDb.knex, pool, classNames, suspects);
-    const involved = await readProvidersById(placementDb.knex, pool, [...new Set([...whole.allocations.map((a) => a.providerId), ...unrooted])]);
+    const [allocations, consumers] = await Promise.all([readAllocationsOfConsumers(placementDb.knex, pool, classNames, suspects), readConsumersOf(placementDb.knex, pool, suspects)]);
+    const involved = await readProvidersById(placementDb.knex, pool, [...new Set([...allocations.map((a) => a.providerId), ...unrooted])]);
     const held = new Set(involved.map((rp) => rp.id));
     const roots = involved.flatMap((rp) => (rp.rootId === null || held.has(rp.rootId) ? [] : [rp.rootId]));
     const all: ProviderRec[] = [...involved, ...(roots.length === 0 ? [] : await readProvidersById(placementDb.knex, pool, roots))];
-    return { ...whole, providers: all.sort((a, b) => a.id - b.id) };
+    return { allocations, consumers, providers: all.sort((a, b) => a.id - b.id) };
   });
   const byId = new Map(providers.map((rp) => [rp.id, rp]));
   const rootUuids = [
