@@ -128,6 +128,13 @@ export function resolveCell(cells: ReadonlyArray<Pick<CellRec, 'uuid' | 'name'>>
  * --host and --node must name something the deployment knows: a typo would
  * otherwise select nothing and exit 0, as if the host were healthy.
  */
+/** --host names nothing: no service, compute node, host mapping or instance has it. */
+export function unknownHost(host: string): ReconcileError {
+  return new ReconcileError('not-found', `--host ${JSON.stringify(host)}: no service, compute node, host mapping or instance has this host`, {
+    hint: 'list the nodes with `nova-reconcile compute_node list`',
+  });
+}
+
 export function checkScopeNames(snapshot: Snapshot, scope: PlanScope): void {
   // A read of the orphan candidates only, or without services and host mappings (Snapshot.nodeScope), cannot tell a name from a typo.
   if (snapshot.nodeScope === 'orphan-candidates') {
@@ -153,10 +160,7 @@ export function checkScopeNames(snapshot: Snapshot, scope: PlanScope): void {
       snapshot.computeNodes.some((n) => hostKey(n.host) === want) ||
       snapshot.hostMappings.some((m) => hostKey(m.host) === want) ||
       snapshot.instances.some((i) => hostKey(i.host) === want);
-    if (!known)
-      throw new ReconcileError('not-found', `--host ${JSON.stringify(scope.host)}: no service, compute node, host mapping or instance has this host`, {
-        hint: 'list the nodes with `nova-reconcile compute_node list`',
-      });
+    if (!known) throw unknownHost(scope.host);
   }
   for (const raw of scope.nodes ?? []) {
     const want = nodeKeyOf(raw);

@@ -5,13 +5,15 @@
 // does not grow with the allocations table.
 import type { DeploymentRelease } from '../domain/nova-release.js';
 import type { Deployment } from '../db/deployment-databases.js';
-import { openAudit, type Finding, type FindingKind } from '../domain/audit/index.js';
+import { openAudit, type AuditOptions, type Finding, type FindingKind } from '../domain/audit/index.js';
 import { checkScopeNames } from '../domain/plan-scope.js';
 import type { AllocationRec, CellRec, IronicOrigin } from '../domain/model.js';
-import type { IronicSource } from './read/ironic.js';
+import { auditByCell, type CommonFields } from './read/audit-by-cell.js';
+import { toCellRec } from './read/cells.js';
+import { ironicSettingsOf, readIronicTruth, type IronicSource } from './read/ironic.js';
 import { streamAllocations } from './read/placement.js';
 import { AUDIT_READ } from './read/recipes.js';
-import { readSnapshot } from './read/snapshot.js';
+import { boundHeapGrowth, readSnapshot } from './read/snapshot.js';
 import { resolveCellArgument } from './scope.js';
 
 export interface AuditRunOptions {
@@ -37,18 +39,57 @@ export interface AuditResult {
 
 export async function runAudit(deployment: Deployment, options: AuditRunOptions): Promise<AuditResult> {
   const cellUuid = options.cell === undefined ? undefined : await resolveCellArgument(deployment, options.cell);
-  const snapshot = await readSnapshot(deployment, AUDIT_READ, {
-    ...(options.ironic === undefined ? {} : { ironic: options.ironic }),
-    ...(options.progress === undefined ? {} : { progress: options.progress }),
-  });
-  if (options.host !== undefined) checkScopeNames(snapshot, { host: options.host });
-  const audit = openAudit(snapshot, {
+  const checks: AuditOptions = {
     ...(cellUuid === undefined ? {} : { cellUuid }),
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.kinds === undefined ? {} : { kinds: options.kinds }),
     ...(options.ironic?.kind === 'file' ? { ironicNodesFile: options.ironic.file } : {}),
     ...(options.onStep === undefined ? {} : { onStep: options.onStep }),
+  };
+  const byCell = await runAuditByCell(deployment, options, checks);
+  return 'findings' in byCell ? byCell : runWholeAudit(deployment, { ...options, ...(byCell.ironic === undefined ? {} : { ironic: byCell.ironic }) }, checks);
+}
+
+/**
+ * A cloud of two cells or more, one cell at a time (read/audit-by-cell.ts);
+ * else, or where its cells cannot be judged apart, the ironic truth read
+ * (so that the whole read does not list Ironic again).
+ */
+async function runAuditByCell(deployment: Deployment, options: AuditRunOptions, checks: AuditOptions): Promise<AuditResult | { readonly ironic: IronicSource | undefined }> {
+  if (process.env['NOVA_RECONCILE_AUDIT_WHOLE'] === '1') return { ironic: options.ironic };
+  const mappings = await deployment.cellMappings();
+  const cells = mappings.filter((m) => !m.isCell0);
+  if (cells.length < 2) return { ironic: options.ironic };
+  boundHeapGrowth();
+  const progress = options.progress ?? (() => undefined);
+  const ironic = options.ironic === undefined ? undefined : await readIronicTruth(options.ironic, progress);
+  const read: IronicSource | undefined = ironic === undefined ? undefined : { kind: 'read', nodes: ironic.nodes, origin: ironic.origin };
+  const release = deployment.openedRelease();
+  const common: CommonFields = {
+    takenAt: deployment.config.reconcile.sandboxCreatedAt ?? Date.now(),
+    serviceDownTime: deployment.config.serviceDownTime,
+    cells: mappings.map(toCellRec),
+    ironicNodes: ironic?.nodes,
+    ...(ironic === undefined ? {} : { ironicOrigin: ironic.origin }),
+    ...ironicSettingsOf(deployment.config.reconcile),
+    release,
+  };
+  const outcome = await auditByCell({ deployment, cells, common, ironicLabel: ironic?.origin.label, options: checks, progress });
+  if ('whole' in outcome) {
+    progress(`${outcome.whole}: reading every cell at once…`);
+    return { ironic: read };
+  }
+  return { findings: outcome.findings, cells: common.cells, ironicOrigin: ironic?.origin, release };
+}
+
+/** Every cell read at once, as the audit always did: one snapshot, the allocations streamed. */
+async function runWholeAudit(deployment: Deployment, options: AuditRunOptions, checks: AuditOptions): Promise<AuditResult> {
+  const snapshot = await readSnapshot(deployment, AUDIT_READ, {
+    ...(options.ironic === undefined ? {} : { ironic: options.ironic }),
+    ...(options.progress === undefined ? {} : { progress: options.progress }),
   });
+  if (options.host !== undefined) checkScopeNames(snapshot, { host: options.host });
+  const audit = openAudit(snapshot, checks);
   const kept: AllocationRec[] = [];
   await streamAllocations(
     deployment,

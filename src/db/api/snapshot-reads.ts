@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import type { HostMappingRec } from '../../domain/model.js';
 import { chunk } from '../batches.js';
-import { readByKeyset } from '../keyset.js';
+import { eachByKeyset, readByKeyset } from '../keyset.js';
 import type { StringPool } from '../string-pool.js';
 
 interface HostMappingRow {
@@ -14,16 +14,29 @@ interface HostMappingRow {
 }
 
 export async function readHostMappings(db: Knex, pool: StringPool): Promise<HostMappingRec[]> {
-  return readByKeyset(
-    async (afterId, limit) =>
-      (await db('host_mappings as hm')
-        .join('cell_mappings as cm', 'cm.id', 'hm.cell_id')
-        .select('hm.id as id', 'hm.host as host', 'cm.uuid as cell_uuid')
-        .where('hm.id', '>', afterId)
-        .orderBy('hm.id')
-        .limit(limit)) as HostMappingRow[],
-    (r) => ({ id: Number(r.id), host: pool.get(r.host), cellUuid: pool.get(r.cell_uuid) }),
-  );
+  return readByKeyset(mappingPage(db), (r) => hostMappingRecord(r, pool));
+}
+
+/** Every host mapping, in id order, handed over one by one (the audit by cell keeps a few of them). */
+export async function eachHostMapping(db: Knex, pool: StringPool, onRow: (m: HostMappingRec) => void): Promise<void> {
+  await eachByKeyset(mappingPage(db), (r) => onRow(hostMappingRecord(r, pool)));
+}
+
+/** The host mappings of one cell (by cell_mappings.id), in id order. */
+export async function readHostMappingsOfCell(db: Knex, pool: StringPool, cellId: number): Promise<HostMappingRec[]> {
+  return readByKeyset(mappingPage(db, (q) => q.where('hm.cell_id', cellId)), (r) => hostMappingRecord(r, pool));
+}
+
+function mappingPage(db: Knex, where: (q: Knex.QueryBuilder) => Knex.QueryBuilder = (q) => q): (afterId: number, limit: number) => Promise<HostMappingRow[]> {
+  return async (afterId, limit) =>
+    (await where(db('host_mappings as hm').join('cell_mappings as cm', 'cm.id', 'hm.cell_id').select('hm.id as id', 'hm.host as host', 'cm.uuid as cell_uuid'))
+      .andWhere('hm.id', '>', afterId)
+      .orderBy('hm.id')
+      .limit(limit)) as HostMappingRow[];
+}
+
+function hostMappingRecord(r: HostMappingRow, pool: StringPool): HostMappingRec {
+  return { id: Number(r.id), host: pool.get(r.host), cellUuid: pool.get(r.cell_uuid) };
 }
 
 /** The hosts, as spelt, of the host mappings that may have one of these hosts (asked by IN as the cells are: a superset, compared by hostKey). */

@@ -57,3 +57,31 @@ export async function eachListedProvider(db: Knex, onPage: (rows: readonly Liste
     afterId = Number(last.id);
   }
 }
+
+/** A provider's keys and its root's, as the audit by cell sorts providers to cells (operations/read/audit-by-cell.ts). */
+export interface ProviderKeys {
+  readonly id: number;
+  readonly uuid: string;
+  readonly name: string | null;
+  /** Null when the provider's root row is missing. */
+  readonly rootUuid: string | null;
+  readonly rootName: string | null;
+}
+
+/** Every provider with its root's uuid and name, in id order, in keyset pages: `onPage` gets each page. */
+export async function eachProviderKeys(db: Knex, onPage: (rows: readonly ProviderKeys[]) => void): Promise<void> {
+  let afterId = -1;
+  for (;;) {
+    const rows = (await db('resource_providers as p')
+      .leftJoin('resource_providers as r', 'r.id', 'p.root_provider_id')
+      .select('p.id', 'p.uuid', 'p.name', { root_uuid: 'r.uuid', root_name: 'r.name' })
+      .where('p.id', '>', afterId)
+      .orderBy('p.id')
+      .limit(KEYSET_BATCH)) as Array<{ id: number; uuid: string; name: string | null; root_uuid: string | null; root_name: string | null }>;
+    const last = rows[rows.length - 1];
+    if (last === undefined) return;
+    onPage(rows.map((r) => ({ id: Number(r.id), uuid: r.uuid, name: r.name, rootUuid: r.root_uuid, rootName: r.root_name })));
+    if (rows.length < KEYSET_BATCH) return;
+    afterId = Number(last.id);
+  }
+}

@@ -188,11 +188,16 @@ export async function readRootProviderUuids(db: Knex, pool: StringPool): Promise
 export async function withRootInventories(db: Knex, read: PlacementSnapshot): Promise<PlacementSnapshot> {
   const named = read.named;
   if (named === undefined) throw new Error('internal: root inventories are added to a read by uuid only');
-  const classNames = await readNames(db, 'resource_classes');
-  const ids = read.providers.filter((rp) => rp.parentId === null && !rp.traits.includes(COMPUTE_NODE_TRAIT)).map((rp) => rp.id);
+  const inventories = await readRootInventoriesOf(db, await readNames(db, 'resource_classes'), read.providers);
+  return { ...read, inventories, named: { ...named, rootInventories: true } };
+}
+
+/** The inventories of those of `providers` that the 'audit' read has them of (roots without COMPUTE_NODE), in id order. */
+export async function readRootInventoriesOf(db: Knex, classNames: ReadonlyMap<number, string>, providers: readonly ProviderRec[]): Promise<InventoryRec[]> {
+  const ids = providers.filter((rp) => rp.parentId === null && !rp.traits.includes(COMPUTE_NODE_TRAIT)).map((rp) => rp.id);
   const inventories: InventoryRec[] = [];
   for (const batch of chunk(ids)) inventories.push(...(await readInventories(db, classNames, (q) => q.whereIn('resource_provider_id', batch))));
-  return { ...read, inventories: inventories.sort((a, b) => a.id - b.id), named: { ...named, rootInventories: true } };
+  return inventories.sort((a, b) => a.id - b.id);
 }
 
 export const INVENTORY_COLUMNS = ['id', 'resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'] as const;
@@ -355,6 +360,14 @@ export async function readAllocationsOfConsumers(db: Knex, pool: StringPool, cla
   for (const batch of chunk(uuids))
     for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]) byId.set(Number(r.id), allocationRecord(r, classNames, pool.get(r.consumer_id)));
   return [...byId.values()].sort((a, b) => a.id - b.id);
+}
+
+/** Every allocation on these providers, in id order, by IN lists of at most BATCH_SIZE. */
+export async function readAllocationsOn(db: Knex, pool: StringPool, classNames: ReadonlyMap<number, string>, providerIds: readonly number[]): Promise<AllocationRec[]> {
+  const out: AllocationRec[] = [];
+  for (const batch of chunk(providerIds))
+    for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('resource_provider_id', batch)) as AllocationRow[]) out.push(allocationRecord(r, classNames, pool.get(r.consumer_id)));
+  return out.sort((a, b) => a.id - b.id);
 }
 
 /** The consumer rows of these uuids, in id order (asked as readAllocationsOfConsumers asks). */

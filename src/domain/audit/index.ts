@@ -9,7 +9,7 @@
 // whose node lives in an unread cell would look stale. Scoping to one cell
 // (AuditOptions.cellUuid) filters the findings, not the reading.
 import { cellNamer } from '../cell-names.js';
-import type { AllocationRec, Snapshot } from '../model.js';
+import type { AllocationRec, CellRec, Snapshot } from '../model.js';
 import { allocationChecks, type AllocationChecks } from './consumer-allocations.js';
 import { findDeletedNodesWithProvider } from './deleted-node-provider.js';
 import { findNewerNovaProblems } from './newer-nova.js';
@@ -82,17 +82,21 @@ export function openAudit(snapshot: Snapshot, options: AuditOptions = {}): Strea
         check(a);
       });
       step('done', checks.length, checks.length);
-      // Every finding is computed on the whole deployment; the scope only selects (as for the plan commands).
-      const host = options.host === undefined ? undefined : hostKey(options.host);
-      const scoped = out.filter(
-        (f) =>
-          (options.cellUuid === undefined || f.cellUuid === options.cellUuid) &&
-          (options.kinds === undefined || options.kinds.includes(f.kind)) &&
-          (host === undefined || (typeof f.objects['host'] === 'string' && hostKey(f.objects['host']) === host)),
-      );
-      return sortFindings(scoped, snapshot.cells.map((c) => c.uuid));
+      return selectFindings(out, options, snapshot.cells);
     },
   };
+}
+
+/** The findings of the audit's scope (--cell, --host, --kind), in the audit's order: every finding is computed on the whole deployment, the scope only selects (as for the plan commands). */
+export function selectFindings(findings: readonly Finding[], options: Pick<AuditOptions, 'cellUuid' | 'host' | 'kinds'>, cells: readonly CellRec[]): Finding[] {
+  const host = options.host === undefined ? undefined : hostKey(options.host);
+  const scoped = findings.filter(
+    (f) =>
+      (options.cellUuid === undefined || f.cellUuid === options.cellUuid) &&
+      (options.kinds === undefined || options.kinds.includes(f.kind)) &&
+      (host === undefined || (typeof f.objects['host'] === 'string' && hostKey(f.objects['host']) === host)),
+  );
+  return sortFindings(scoped, cells.map((c) => c.uuid));
 }
 
 /** The audit of a snapshot held whole: its allocations go through the same per-consumer checks. */

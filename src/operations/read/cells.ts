@@ -34,6 +34,8 @@ export interface CellPart {
   readonly migrations: MigrationRec[];
   /** When the tables were read in part (the candidate reads): what checkGroundTruth counts. */
   readonly counts?: { readonly services: number; readonly liveComputeNodes: number; readonly liveComputeServices: number };
+  /** When the nodes were read as keys only (audit-keys.ts): the names of the live ironic ones, for the ironic list's coverage. */
+  readonly ironicNames?: readonly string[];
 }
 
 /** A partial read's snapshot (orphan-candidates.ts, stale-provider-candidates.ts), before the fields every read shares. */
@@ -117,7 +119,7 @@ export function checkGroundTruth(
       });
   });
   if (ironicNodes === undefined || ironicLabel === undefined) return;
-  const knownIronic = parts.flatMap((p) => p.computeNodes.filter((n) => !n.deleted && n.hypervisorType === 'ironic' && n.hypervisorHostname !== null).map((n) => n.hypervisorHostname as string));
+  const knownIronic = parts.flatMap((p) => p.ironicNames ?? p.computeNodes.filter((n) => !n.deleted && n.hypervisorType === 'ironic' && n.hypervisorHostname !== null).map((n) => n.hypervisorHostname as string));
   const { known, held } = ironicListCoverage(ironicNodes, knownIronic);
   if (known === 0) return;
   if (ironicNodes.length === 0) throw implausibleList(ironicLabel, `the list is empty, but the cells know ${known} live ironic compute node(s)`);

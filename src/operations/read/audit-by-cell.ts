@@ -1,0 +1,266 @@
+// `audit` one cell at a time (issue 41): memory bounded by the largest cell,
+// not by the cloud. The first pass (audit-keys.ts) learns which cell holds
+// each host, node name and node uuid, and where each host mapping and
+// provider belongs. Then each cell is read whole with what it owns: its host
+// mappings, the provider trees its nodes name, the allocations on them and
+// its instances' allocations, and beside them the providers no node names
+// that those consumers hold allocations on. That snapshot is audited by the
+// very code that audits a whole one (domain/audit), the cell's findings are
+// kept (domain/audit/partitions.ts), and the cell is let go before the next.
+// Last, what no cell owns is audited the same way: the providers no node
+// names with the consumers on their stale trees, the host mappings no cell
+// holds with the instances on their hosts, and the consumers that are no
+// cell's. Across cells the walk holds the first pass's keys (8 to 12 bytes
+// each), the consumers' owners, and the few rows of the last part.
+//
+// What a cell's snapshot cannot judge alone is not guessed: a key two cells
+// hold, a provider two cells' nodes name, a consumer with allocations in two
+// cells or that is an instance of another, an instance on a node name of
+// another cell, a consumer id that is not plain ASCII (whose grouping the
+// database's collation decides). Any of them returns `whole`, and the
+// caller audits the whole snapshot, as before.
+import type { Database } from '../../db/connect.js';
+import type { CellMapping, Deployment } from '../../db/deployment-databases.js';
+import { readHostMappingsOfCell } from '../../db/api/snapshot-reads.js';
+import { readComputeNodes, readLiveInstances, readServices } from '../../db/cell/snapshot-reads.js';
+import { eachAllocationOn } from '../../db/placement/audit-reads.js';
+import { readAllocationsOfConsumers, readAllocationsOn, readNames, readProvidersById, readRootInventoriesOf } from '../../db/placement/snapshot-reads.js';
+import { StringPool } from '../../db/string-pool.js';
+import { openAudit, selectFindings, type AuditOptions, type Finding } from '../../domain/audit/index.js';
+import { cellFindings, lastPartFindings } from '../../domain/audit/partitions.js';
+import { KeyOwnersBuilder, NO_OWNER, type KeyOwners } from '../../domain/key-owners.js';
+import type { AllocationRec, HostMappingRec, InstanceRec, InventoryRec, ProviderRec, Snapshot } from '../../domain/model.js';
+import { hostKey, indexSnapshot, providerTree } from '../../domain/snapshot-index.js';
+import { isStaleComputeProvider } from '../../domain/stale-providers.js';
+import { pushTo } from '../../domain/text-and-maps.js';
+import { UuidSet } from '../../domain/uuid-set.js';
+import { readCloudKeys, splitHostMappings, splitProviders, type CloudKeys, type MappingSplit, type ProviderOwners } from './audit-keys.js';
+import { cellFailure, cellLabel, hasComputeId } from './cells.js';
+import { collectGarbage } from './collect-garbage.js';
+import { readingPlacement } from './placement.js';
+
+/** The fields of every snapshot of the walk (the whole read's, less the rows). */
+export type CommonFields = Pick<Snapshot, 'takenAt' | 'serviceDownTime' | 'cells' | 'ironicNodes' | 'ironicOrigin' | 'ironicPartitions' | 'ironicShard' | 'release'>;
+
+export interface ByCellInput {
+  readonly deployment: Deployment;
+  /** The cells to walk, in order (never cell0). */
+  readonly cells: readonly CellMapping[];
+  readonly common: CommonFields;
+  readonly ironicLabel: string | undefined;
+  /** The checks' options; the scope (--cell, --host, --kind) selects at the end. */
+  readonly options: AuditOptions;
+  readonly progress: (line: string) => void;
+}
+
+/** The findings, or why the cloud must be read whole. */
+export type ByCellOutcome = { readonly findings: Finding[] } | { readonly whole: string };
+
+/** What the walk keeps from cell to cell. */
+interface Walk {
+  readonly input: ByCellInput;
+  readonly placementDb: Database;
+  readonly classNames: ReadonlyMap<number, string>;
+  readonly keys: CloudKeys;
+  readonly mappings: MappingSplit;
+  readonly providers: ProviderOwners;
+  readonly last: LastPart;
+  /** Every consumer a cell judged, by that cell. */
+  readonly consumers: KeyOwnersBuilder;
+  readonly findings: Finding[];
+  hostSeen: boolean;
+}
+
+/** The providers no node names, read whole, and what the last part gathers. */
+interface LastPart {
+  readonly providers: ReadonlyMap<number, ProviderRec>;
+  readonly inventories: readonly InventoryRec[];
+  /** Consumers holding an allocation on any of these providers. */
+  readonly consumers: UuidSet;
+  /** Consumers on their stale trees: their instances are kept for the last part. */
+  readonly staleConsumers: ReadonlySet<string>;
+  /** The folded hosts of the host mappings no cell holds: the instances on them are kept. */
+  readonly unheldHosts: ReadonlySet<string>;
+  readonly instances: InstanceRec[];
+}
+
+export async function auditByCell(input: ByCellInput): Promise<ByCellOutcome> {
+  const { deployment, cells, progress, options } = input;
+  const api = await deployment.api();
+  const placementDb = await deployment.placement();
+  const host = options.host === undefined ? undefined : hostKey(options.host);
+  const ironic = input.common.ironicNodes === undefined || input.ironicLabel === undefined ? undefined : { nodes: input.common.ironicNodes, label: input.ironicLabel };
+  const keys = await readCloudKeys({ deployment, cells, ironic, progress, ...(host === undefined ? {} : { host }) });
+  if ('shared' in keys) return { whole: keys.shared };
+  const pool = new StringPool();
+  progress(`reading the host mappings from the API database (${api.target.display})…`);
+  const mappings = await splitHostMappings(api.knex, pool, cells, keys, host);
+  progress(`reading the resource providers from the placement database (${placementDb.target.display})…`);
+  const split = await readingPlacement(placementDb, async () => {
+    const providers = await splitProviders(placementDb.knex, keys);
+    if ('shared' in providers) return providers;
+    const classNames = await readNames(placementDb.knex, 'resource_classes');
+    return { providers, classNames, last: await readLastProviders(placementDb, pool, classNames, providers, mappings) };
+  });
+  if ('shared' in split) return { whole: split.shared };
+  const walk: Walk = { input, placementDb, ...split, keys, mappings, consumers: new KeyOwnersBuilder(), findings: [], hostSeen: keys.hostSeen || mappings.hostSeen };
+  for (const [i, cell] of cells.entries()) {
+    const whole = await judgeCell(walk, i, cell);
+    if (whole !== undefined) return { whole };
+    if (cells.length > 1) collectGarbage();
+  }
+  const owners = walk.consumers.build();
+  if (owners.shared > 0) return { whole: `${owners.shared} consumer(s) hold allocations in two cells, or are instances of two` };
+  if (host !== undefined && !walk.hostSeen && options.host !== undefined) return { whole: 'the --host asked is no row of any cell' };
+  await judgeLastPart(walk, owners);
+  return { findings: selectFindings(walk.findings, options, input.common.cells) };
+}
+
+/** The providers no node names, their inventories, the consumers on them, and which of those are on stale trees. */
+async function readLastProviders(placementDb: Database, pool: StringPool, classNames: ReadonlyMap<number, string>, owners: ProviderOwners, mappings: MappingSplit): Promise<LastPart> {
+  const db = placementDb.knex;
+  const ids = owners.idsOf(NO_OWNER);
+  const providers = await readProvidersById(db, pool, ids);
+  const inventories = await readRootInventoriesOf(db, classNames, providers);
+  // No node of any cell has their uuids or names: their staleness is judged without nodes, as the whole index would judge it.
+  const ix = indexSnapshot({ takenAt: 0, serviceDownTime: 0, cells: [], hostMappings: [], services: [], computeNodes: [], instances: [], migrations: [], ironicNodes: undefined, placement: { providers, inventories, allocations: [], consumers: [] } });
+  const staleTrees = providers.filter((rp) => isStaleComputeProvider(ix, rp)).flatMap((rp) => providerTree(ix, rp).map((p) => p.id));
+  const staleTree = new Set(staleTrees);
+  const consumers = new UuidSet();
+  const staleConsumers = new Set<string>();
+  await eachAllocationOn(db, ids, (providerId, consumerUuid) => {
+    consumers.add(consumerUuid);
+    if (staleTree.has(providerId)) staleConsumers.add(pool.get(consumerUuid));
+  });
+  return { providers: new Map(providers.map((rp) => [rp.id, rp])), inventories, consumers, staleConsumers, unheldHosts: new Set(mappings.unheld.map((m) => hostKey(m.host))), instances: [] };
+}
+
+/** One cell: read, checked for what it cannot judge alone, audited, let go. A reason to read the cloud whole, or undefined. */
+async function judgeCell(walk: Walk, i: number, cell: CellMapping): Promise<string | undefined> {
+  const { input, keys } = walk;
+  const pool = new StringPool();
+  const rows = await readCellRows(walk, i, cell, pool);
+  for (const inst of rows.instances) {
+    if (input.options.host !== undefined && hostKey(inst.host) === hostKey(input.options.host)) walk.hostSeen = true;
+    const owner = inst.node === null ? NO_OWNER : keys.names.ownerOf(inst.node.toLowerCase());
+    if (owner !== NO_OWNER && owner !== i) return `instance ${inst.uuid} of cell ${cellLabel(cell)} is on a node name of another cell`;
+    if (walk.last.staleConsumers.has(inst.uuid) || walk.last.unheldHosts.has(hostKey(inst.host))) walk.last.instances.push(inst);
+    walk.consumers.add(inst.uuid, i);
+  }
+  const placement = await readingPlacement(walk.placementDb, () => readCellPlacement(walk, i, rows.instances, pool));
+  if (typeof placement === 'string') return placement;
+  const snapshot: Snapshot = {
+    ...input.common,
+    hostMappings: rows.mappings,
+    services: rows.services,
+    computeNodes: rows.computeNodes,
+    instances: rows.instances,
+    migrations: keys.migrations,
+    placement: { providers: placement.providers, inventories: placement.inventories, allocations: [], consumers: [], streamed: true },
+  };
+  const findings = auditPart(snapshot, input.options, placement.byConsumer);
+  walk.findings.push(...cellFindings(findings, (id) => walk.providers.ownerOf(id) === i));
+  return undefined;
+}
+
+/** A cell's tables and the host mappings it owns (its own, less those of hosts another cell holds, and those of its hosts mapped elsewhere). */
+async function readCellRows(walk: Walk, i: number, cell: CellMapping, pool: StringPool): Promise<Pick<Snapshot, 'services' | 'computeNodes' | 'hostMappings'> & { readonly instances: InstanceRec[]; readonly mappings: HostMappingRec[] }> {
+  const { deployment } = walk.input;
+  try {
+    const db = await deployment.cell(cell);
+    walk.input.progress(`reading cell ${cellLabel(cell)} (${db.target.display})…`);
+    // One after the other, on one connection: each cell's pool keeps its connections (and their buffers) to the end of the run.
+    const services = await readServices(db.knex, cell.uuid, pool);
+    const computeNodes = await readComputeNodes(db.knex, cell.uuid, pool);
+    const instances = await readLiveInstances(db.knex, cell.uuid, pool, hasComputeId(deployment, db));
+    const api = await deployment.api();
+    const own = (await readHostMappingsOfCell(api.knex, pool, cell.id)).filter((m) => walk.keys.hosts.ownerOf(hostKey(m.host)) === i);
+    const mappings = [...own, ...(walk.mappings.elsewhere[i] ?? [])].sort((a, b) => a.id - b.id);
+    return { services, computeNodes, instances, hostMappings: mappings, mappings };
+  } catch (err) {
+    throw cellFailure(cell, err);
+  }
+}
+
+interface CellPlacement {
+  readonly providers: readonly ProviderRec[];
+  readonly inventories: readonly InventoryRec[];
+  readonly byConsumer: ReadonlyMap<string, AllocationRec[]>;
+}
+
+/**
+ * The cell's providers, the allocations on them and its instances'
+ * allocations elsewhere, each consumer whole; beside them the last part's
+ * providers those allocations are on. A reason to read whole when a consumer
+ * reaches another cell's provider or its id is not plain ASCII.
+ */
+async function readCellPlacement(walk: Walk, i: number, instances: readonly InstanceRec[], pool: StringPool): Promise<CellPlacement | string> {
+  const db = walk.placementDb.knex;
+  const ids = walk.providers.idsOf(i);
+  const own = await readProvidersById(db, pool, ids);
+  const inventories = [...(await readRootInventoriesOf(db, walk.classNames, own))];
+  const byConsumer = new Map<string, AllocationRec[]>();
+  for (const a of await readAllocationsOn(db, pool, walk.classNames, ids)) pushTo(byConsumer, a.consumerUuid, a);
+  // Whole consumers: an instance's allocations, or an allocation's consumer's, may also be on providers no node names.
+  const wanted = new Set([...byConsumer.keys(), ...instances.map((inst) => inst.uuid)]);
+  const elsewhere = [...wanted].filter((c) => walk.last.consumers.has(c));
+  for (const a of await readAllocationsOfConsumers(db, pool, walk.classNames, elsewhere)) {
+    if (wanted.has(a.consumerUuid) && walk.providers.ownerOf(a.providerId) !== i) pushTo(byConsumer, a.consumerUuid, a);
+  }
+  const context = new Map<number, ProviderRec>();
+  const instanceUuids = new Set(instances.map((inst) => inst.uuid));
+  for (const [consumerUuid, rows] of byConsumer) {
+    if (!/^[\x20-\x7e]*$/.test(consumerUuid)) return `consumer id ${JSON.stringify(consumerUuid)} is not plain ASCII`;
+    // The cell's instances are registered already (judgeCell).
+    if (!instanceUuids.has(consumerUuid)) walk.consumers.add(consumerUuid, i);
+    for (const a of rows) {
+      const owner = walk.providers.ownerOf(a.providerId);
+      if (owner === i) continue;
+      const rp = owner === NO_OWNER ? walk.last.providers.get(a.providerId) : undefined;
+      if (rp === undefined) return `consumer ${consumerUuid} holds allocations on providers of two cells`;
+      // With its root: whether the tree is stale or sharing is the root's.
+      const root = rp.rootId === null ? undefined : walk.last.providers.get(rp.rootId);
+      for (const p of [rp, root]) if (p !== undefined) context.set(p.id, p);
+    }
+  }
+  const contextIds = new Set(context.keys());
+  inventories.push(...walk.last.inventories.filter((inv) => contextIds.has(inv.providerId)));
+  return { providers: [...own, ...context.values()].sort((a, b) => a.id - b.id), inventories: inventories.sort((a, b) => a.id - b.id), byConsumer };
+}
+
+/** openAudit on one part's snapshot, every consumer handed over whole; its findings unscoped. */
+function auditPart(snapshot: Snapshot, options: AuditOptions, byConsumer: ReadonlyMap<string, readonly AllocationRec[]>): Finding[] {
+  const { cellUuid: _cell, host: _host, kinds: _kinds, ...checks } = options;
+  const audit = openAudit(snapshot, checks);
+  const kept: AllocationRec[] = [];
+  for (const [consumerUuid, rows] of byConsumer) if (audit.consumer(consumerUuid, [...rows].sort((a, b) => a.id - b.id))) kept.push(...rows);
+  return audit.finish(kept);
+}
+
+/** What no cell owns: the providers no node names, the host mappings no cell holds, the consumers no cell judged. */
+async function judgeLastPart(walk: Walk, owners: KeyOwners): Promise<void> {
+  const { last, input } = walk;
+  const db = walk.placementDb.knex;
+  const pool = new StringPool();
+  const byConsumer = await readingPlacement(walk.placementDb, async () => {
+    const own = new Set<string>();
+    await eachAllocationOn(db, [...last.providers.keys()], (_providerId, consumerUuid) => {
+      if (owners.ownerOf(consumerUuid) === NO_OWNER) own.add(consumerUuid);
+    });
+    const wanted = new Set([...own, ...last.staleConsumers]);
+    const out = new Map<string, AllocationRec[]>();
+    for (const a of await readAllocationsOfConsumers(db, pool, walk.classNames, [...wanted])) if (wanted.has(a.consumerUuid)) pushTo(out, a.consumerUuid, a);
+    return { out, own };
+  });
+  const snapshot: Snapshot = {
+    ...input.common,
+    hostMappings: walk.mappings.unheld,
+    services: [],
+    computeNodes: [],
+    instances: last.instances,
+    migrations: walk.keys.migrations,
+    placement: { providers: [...last.providers.values()], inventories: last.inventories, allocations: [], consumers: [], streamed: true },
+  };
+  const findings = auditPart(snapshot, input.options, byConsumer.out);
+  walk.findings.push(...lastPartFindings(findings, (c) => byConsumer.own.has(c)));
+}
