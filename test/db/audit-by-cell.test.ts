@@ -7,7 +7,8 @@
 //    mapped to the other cell;
 //  - beside a cell: a sharing provider that both cells' instances use;
 //  - in the last part: a stale provider no node names, with an instance of
-//    each cell and an orphaned consumer on it, a consumer only on the sharing
+//    each cell and an orphaned consumer on it, another with a child on which
+//    a consumer that a cell judges too (it holds a share of a node) holds a share, a consumer only on the sharing
 //    provider, a stale host mapping, a mapping whose host has an instance.
 // The findings must be exactly the whole snapshot's, and the walk must not
 // have fallen back to it. Then what a cell cannot judge alone (a consumer in
@@ -58,7 +59,7 @@ describeEachDialect('the audit by cell', (dialect) => {
     for (const kind of ['orphan-node-service-deleted', 'provider-without-node', 'stale-allocation', 'orphaned-allocation', 'instance-without-allocation', 'allocation-on-other-node', 'stale-mapping', 'mapping-host-has-instances', 'wrong-cell-mapping', 'provider-name-conflict', 'unmapped-service'] as const)
       expect([kind, counts[kind]]).not.toEqual([kind, 0]);
     // The stale provider no node names holds an instance of each cell and an orphaned consumer.
-    expect(byCell.filter((f) => f.kind === 'stale-allocation' && f.summary.includes('nameless-stale')).map((f) => f.objects['class']).sort()).toEqual(['evacuation-leftover', 'evacuation-leftover', 'orphaned']);
+    expect(byCell.filter((f) => f.kind === 'stale-allocation' && f.summary.includes('(nameless-stale)')).map((f) => f.objects['class']).sort()).toEqual(['evacuation-leftover', 'evacuation-leftover', 'orphaned']);
   }, 120_000);
 
   it('reads the cloud whole when a consumer holds allocations in both cells, and finds the same', async () => {
@@ -126,6 +127,16 @@ async function addCrossCellState(d: TestDeployment): Promise<void> {
     { providerId: stale, consumerUuid: e1.uuid, resourceClass: 'VCPU', used: 1 },
     { providerId: stale, consumerUuid: f2.uuid, resourceClass: 'VCPU', used: 1 },
     { providerId: stale, consumerUuid: randomUUID(), resourceClass: 'VCPU', used: 2 },
+  ]);
+  // An orphaned consumer of a cell1 node that also holds a share of the stale tree's child: the cell judges it (its
+  // orphaned allocation on the node; not on the stale tree), the last part judges the tree (a stale allocation).
+  const root = await insertResourceProvider(p, { uuid: randomUUID(), name: 'nameless-stale-root' });
+  await insertProviderTraits(p, root, ['COMPUTE_NODE']);
+  const child = await insertResourceProvider(p, { uuid: randomUUID(), name: 'nameless-stale-child', parentId: root });
+  const both = randomUUID();
+  await insertAllocations(p, [
+    { providerId: await providerNamed(p, b1.node), consumerUuid: both, resourceClass: 'MEMORY_MB', used: 64 },
+    { providerId: child, consumerUuid: both, resourceClass: 'VCPU', used: 1 },
   ]);
   // A stale host mapping (to cell1), and one whose host only an instance of cell2 is on.
   await insertHostMapping(api, { cellId: d.dbs.cellIds.cell1, host: 'long-gone' });
