@@ -64,7 +64,6 @@ async function runAuditByCell(deployment: Deployment, options: AuditRunOptions, 
   const progress = options.progress ?? (() => undefined);
   const ironic = options.ironic === undefined ? undefined : await readIronicTruth(options.ironic, progress);
   const read: IronicSource | undefined = ironic === undefined ? undefined : { kind: 'read', nodes: ironic.nodes, origin: ironic.origin };
-  const release = deployment.openedRelease();
   const common: CommonFields = {
     takenAt: deployment.config.reconcile.sandboxCreatedAt ?? Date.now(),
     serviceDownTime: deployment.config.serviceDownTime,
@@ -72,14 +71,13 @@ async function runAuditByCell(deployment: Deployment, options: AuditRunOptions, 
     ironicNodes: ironic?.nodes,
     ...(ironic === undefined ? {} : { ironicOrigin: ironic.origin }),
     ...ironicSettingsOf(deployment.config.reconcile),
-    release,
   };
   const outcome = await auditByCell({ deployment, cells, common, ironicLabel: ironic?.origin.label, options: checks, progress });
   if ('whole' in outcome) {
     progress(`${outcome.whole}: reading every cell at once…`);
     return { ironic: read };
   }
-  return { findings: outcome.findings, cells: common.cells, ironicOrigin: ironic?.origin, release };
+  return { findings: outcome.findings, cells: common.cells, ironicOrigin: ironic?.origin, release: outcome.release };
 }
 
 /** Every cell read at once, as the audit always did: one snapshot, the allocations streamed. */

@@ -29,6 +29,7 @@ import { StringPool } from '../../db/string-pool.js';
 import { openAudit, selectFindings, type AuditOptions, type Finding } from '../../domain/audit/index.js';
 import { cellFindings, lastPartFindings } from '../../domain/audit/partitions.js';
 import { KeyOwnersBuilder, NO_OWNER, type KeyOwners } from '../../domain/key-owners.js';
+import type { DeploymentRelease } from '../../domain/nova-release.js';
 import type { AllocationRec, HostMappingRec, InstanceRec, InventoryRec, ProviderRec, Snapshot } from '../../domain/model.js';
 import { hostKey, indexSnapshot, providerTree } from '../../domain/snapshot-index.js';
 import { isStaleComputeProvider } from '../../domain/stale-providers.js';
@@ -40,7 +41,7 @@ import { collectGarbage } from './collect-garbage.js';
 import { readingPlacement } from './placement.js';
 
 /** The fields of every snapshot of the walk (the whole read's, less the rows). */
-export type CommonFields = Pick<Snapshot, 'takenAt' | 'serviceDownTime' | 'cells' | 'ironicNodes' | 'ironicOrigin' | 'ironicPartitions' | 'ironicShard' | 'release'>;
+export type CommonFields = Pick<Snapshot, 'takenAt' | 'serviceDownTime' | 'cells' | 'ironicNodes' | 'ironicOrigin' | 'ironicPartitions' | 'ironicShard'>;
 
 export interface ByCellInput {
   readonly deployment: Deployment;
@@ -53,12 +54,14 @@ export interface ByCellInput {
   readonly progress: (line: string) => void;
 }
 
-/** The findings, or why the cloud must be read whole. */
-export type ByCellOutcome = { readonly findings: Finding[] } | { readonly whole: string };
+/** The findings and the release the databases say, or why the cloud must be read whole. */
+export type ByCellOutcome = { readonly findings: Finding[]; readonly release: DeploymentRelease } | { readonly whole: string };
 
 /** What the walk keeps from cell to cell. */
 interface Walk {
   readonly input: ByCellInput;
+  /** The fields every part's snapshot has. */
+  readonly common: CommonFields & Pick<Snapshot, 'release'>;
   readonly placementDb: Database;
   readonly classNames: ReadonlyMap<number, string>;
   readonly keys: CloudKeys;
@@ -92,10 +95,12 @@ export async function auditByCell(input: ByCellInput): Promise<ByCellOutcome> {
   const ironic = input.common.ironicNodes === undefined || input.ironicLabel === undefined ? undefined : { nodes: input.common.ironicNodes, label: input.ironicLabel };
   const keys = await readCloudKeys({ deployment, cells, ironic, progress, ...(host === undefined ? {} : { host }) });
   if ('shared' in keys) return { whole: keys.shared };
+  // Every cell is open now: the release is every database's (nova-release.ts).
+  const common = { ...input.common, release: deployment.openedRelease() };
   const pool = new StringPool();
-  progress(`reading the host mappings from the API database (${api.target.display})…`);
+  progress(`reading host mappings from the API database (${api.target.display})…`);
   const mappings = await splitHostMappings(api.knex, pool, cells, keys, host);
-  progress(`reading the resource providers from the placement database (${placementDb.target.display})…`);
+  progress(`reading the placement database (${placementDb.target.display})…`);
   const split = await readingPlacement(placementDb, async () => {
     const providers = await splitProviders(placementDb.knex, keys);
     if ('shared' in providers) return providers;
@@ -103,7 +108,7 @@ export async function auditByCell(input: ByCellInput): Promise<ByCellOutcome> {
     return { providers, classNames, last: await readLastProviders(placementDb, pool, classNames, providers, mappings) };
   });
   if ('shared' in split) return { whole: split.shared };
-  const walk: Walk = { input, placementDb, ...split, keys, mappings, consumers: new KeyOwnersBuilder(), findings: [], hostSeen: keys.hostSeen || mappings.hostSeen };
+  const walk: Walk = { input, common, placementDb, ...split, keys, mappings, consumers: new KeyOwnersBuilder(), findings: [], hostSeen: keys.hostSeen || mappings.hostSeen };
   for (const [i, cell] of cells.entries()) {
     const whole = await judgeCell(walk, i, cell);
     if (whole !== undefined) return { whole };
@@ -113,7 +118,7 @@ export async function auditByCell(input: ByCellInput): Promise<ByCellOutcome> {
   if (owners.shared > 0) return { whole: `${owners.shared} consumer(s) hold allocations in two cells, or are instances of two` };
   if (host !== undefined && !walk.hostSeen && options.host !== undefined) return { whole: 'the --host asked is no row of any cell' };
   await judgeLastPart(walk, owners);
-  return { findings: selectFindings(walk.findings, options, input.common.cells) };
+  return { findings: selectFindings(walk.findings, options, input.common.cells), release: common.release };
 }
 
 /** The providers no node names, their inventories, the consumers on them, and which of those are on stale trees. */
@@ -150,7 +155,7 @@ async function judgeCell(walk: Walk, i: number, cell: CellMapping): Promise<stri
   const placement = await readingPlacement(walk.placementDb, () => readCellPlacement(walk, i, rows.instances, pool));
   if (typeof placement === 'string') return placement;
   const snapshot: Snapshot = {
-    ...input.common,
+    ...walk.common,
     hostMappings: rows.mappings,
     services: rows.services,
     computeNodes: rows.computeNodes,
@@ -253,7 +258,7 @@ async function judgeLastPart(walk: Walk, owners: KeyOwners): Promise<void> {
     return { out, own };
   });
   const snapshot: Snapshot = {
-    ...input.common,
+    ...walk.common,
     hostMappings: walk.mappings.unheld,
     services: [],
     computeNodes: [],
