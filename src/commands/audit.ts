@@ -41,6 +41,7 @@ export const auditCommand: CommandSpec<AuditOptions> = {
   description: [
     'Reads the API database, every cell and placement, and prints one finding per problem: its kind, the cell, the objects involved and the command that fixes it. ' +
       'Nothing is changed. Every cell must be readable: an audit that skipped a cell would call its nodes missing. ' +
+      'A cloud of two cells or more is read and judged one cell at a time, so memory grows with the largest cell; where cells share a host, a node name or uuid, or a consumer, every cell is read at once (a progress line says why). ' +
       "Placement's allocations are read last, one consumer at a time, and not held (memory does not grow with them): a server being scheduled while the audit runs can show as an orphaned-allocation; re-run before acting on one.",
     '--cell, --host and --kind select among the findings of the whole deployment (every cell is still read); --host keeps the findings whose ' +
       'objects name the host (objects.host), so placement-only findings without a host are left out. The exit code follows the findings reported.',

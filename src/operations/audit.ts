@@ -57,13 +57,14 @@ export async function runAudit(deployment: Deployment, options: AuditRunOptions)
  */
 async function runAuditByCell(deployment: Deployment, options: AuditRunOptions, checks: AuditOptions): Promise<AuditResult | { readonly ironic: IronicSource | undefined }> {
   if (process.env['NOVA_RECONCILE_AUDIT_WHOLE'] === '1') return { ironic: options.ironic };
-  const mappings = await deployment.cellMappings();
-  const cells = mappings.filter((m) => !m.isCell0);
-  if (cells.length < 2) return { ironic: options.ironic };
   boundHeapGrowth();
   const progress = options.progress ?? (() => undefined);
+  // In the whole read's order: the ironic truth, then the cells.
   const ironic = options.ironic === undefined ? undefined : await readIronicTruth(options.ironic, progress);
   const read: IronicSource | undefined = ironic === undefined ? undefined : { kind: 'read', nodes: ironic.nodes, origin: ironic.origin };
+  const mappings = await deployment.cellMappings();
+  const cells = mappings.filter((m) => !m.isCell0);
+  if (cells.length < 2) return { ironic: read };
   const common: CommonFields = {
     takenAt: deployment.config.reconcile.sandboxCreatedAt ?? Date.now(),
     serviceDownTime: deployment.config.serviceDownTime,

@@ -28,7 +28,7 @@ import { readAllocationsOfConsumers, readAllocationsOn, readNames, readProviders
 import { StringPool } from '../../db/string-pool.js';
 import { openAudit, selectFindings, type AuditOptions, type Finding } from '../../domain/audit/index.js';
 import { cellFindings, lastPartFindings } from '../../domain/audit/partitions.js';
-import { KeyOwnersBuilder, NO_OWNER, type KeyOwners } from '../../domain/key-owners.js';
+import { KeyOwnersBuilder, NO_OWNER } from '../../domain/key-owners.js';
 import type { DeploymentRelease } from '../../domain/nova-release.js';
 import type { AllocationRec, HostMappingRec, InstanceRec, InventoryRec, ProviderRec, Snapshot } from '../../domain/model.js';
 import { hostKey, indexSnapshot, providerTree } from '../../domain/snapshot-index.js';
@@ -68,8 +68,10 @@ interface Walk {
   readonly mappings: MappingSplit;
   readonly providers: ProviderOwners;
   readonly last: LastPart;
-  /** Every consumer a cell judged, by that cell. */
+  /** Every consumer a cell judged, by that cell (hashed: only to find one that two cells judged). */
   readonly consumers: KeyOwnersBuilder;
+  /** Exactly, the consumers a cell judged that hold an allocation on a provider no node names: the others there are the last part's. */
+  readonly judgedBeside: UuidSet;
   readonly findings: Finding[];
   hostSeen: boolean;
 }
@@ -108,7 +110,7 @@ export async function auditByCell(input: ByCellInput): Promise<ByCellOutcome> {
     return { providers, classNames, last: await readLastProviders(placementDb, pool, classNames, providers, mappings) };
   });
   if ('shared' in split) return { whole: split.shared };
-  const walk: Walk = { input, common, placementDb, ...split, keys, mappings, consumers: new KeyOwnersBuilder(), findings: [], hostSeen: keys.hostSeen || mappings.hostSeen };
+  const walk: Walk = { input, common, placementDb, ...split, keys, mappings, consumers: new KeyOwnersBuilder(), judgedBeside: new UuidSet(), findings: [], hostSeen: keys.hostSeen || mappings.hostSeen };
   for (const [i, cell] of cells.entries()) {
     const whole = await judgeCell(walk, i, cell);
     if (whole !== undefined) return { whole };
@@ -117,7 +119,7 @@ export async function auditByCell(input: ByCellInput): Promise<ByCellOutcome> {
   const owners = walk.consumers.build();
   if (owners.shared > 0) return { whole: `${owners.shared} consumer(s) hold allocations in two cells, or are instances of two` };
   if (host !== undefined && !walk.hostSeen && options.host !== undefined) return { whole: 'the --host asked is no row of any cell' };
-  await judgeLastPart(walk, owners);
+  await judgeLastPart(walk);
   return { findings: selectFindings(walk.findings, options, input.common.cells), release: common.release };
 }
 
@@ -150,10 +152,14 @@ async function judgeCell(walk: Walk, i: number, cell: CellMapping): Promise<stri
     const owner = inst.node === null ? NO_OWNER : keys.names.ownerOf(inst.node.toLowerCase());
     if (owner !== NO_OWNER && owner !== i) return `instance ${inst.uuid} of cell ${cellLabel(cell)} is on a node name of another cell`;
     if (walk.last.staleConsumers.has(inst.uuid) || walk.last.unheldHosts.has(hostKey(inst.host))) walk.last.instances.push(inst);
-    walk.consumers.add(inst.uuid, i);
+    judged(walk, inst.uuid, i);
   }
+  const stray = strayMapping(cellLabel(cell), rows);
+  if (stray !== undefined) return stray;
   const placement = await readingPlacement(walk.placementDb, () => readCellPlacement(walk, i, rows.instances, pool));
   if (typeof placement === 'string') return placement;
+  const strayRp = strayProvider(cellLabel(cell), rows, placement.own);
+  if (strayRp !== undefined) return strayRp;
   const snapshot: Snapshot = {
     ...walk.common,
     hostMappings: rows.mappings,
@@ -168,8 +174,42 @@ async function judgeCell(walk: Walk, i: number, cell: CellMapping): Promise<stri
   return undefined;
 }
 
+/** A consumer judged by cell `i`. */
+function judged(walk: Walk, consumerUuid: string, i: number): void {
+  walk.consumers.add(consumerUuid, i);
+  if (walk.last.consumers.has(consumerUuid)) walk.judgedBeside.add(consumerUuid);
+}
+
+/**
+ * The first pass gave host mappings and providers to a cell by 48-bit
+ * hashes (domain/key-owners.ts): each must hold a key of the cell's rows
+ * exactly, or the cloud is read whole rather than judged on a collision.
+ */
+function strayMapping(cell: string, rows: CellRows): string | undefined {
+  const held = new Set<string>();
+  for (const svc of rows.services) if (!svc.deleted && svc.binary === 'nova-compute' && svc.host !== null) held.add(hostKey(svc.host));
+  for (const n of rows.computeNodes) if (!n.deleted && n.host !== null) held.add(hostKey(n.host));
+  const stray = rows.mappings.find((m) => !held.has(hostKey(m.host)));
+  return stray === undefined ? undefined : `host mapping ${stray.id} was given to cell ${cell} by a hash one of its hosts has too`;
+}
+
+/** strayMapping's check of the providers given to the cell: each has the uuid or name of one of its nodes, or its root has. */
+function strayProvider(cell: string, rows: CellRows, providers: readonly ProviderRec[]): string | undefined {
+  const keys = new Set<string>();
+  for (const n of rows.computeNodes) {
+    if (n.uuid !== null) keys.add(`u ${n.uuid}`);
+    if (n.hypervisorHostname !== null) keys.add(`n ${n.hypervisorHostname.toLowerCase()}`);
+  }
+  const named = (rp: ProviderRec | undefined): boolean => rp !== undefined && (keys.has(`u ${rp.uuid}`) || (rp.name !== null && keys.has(`n ${rp.name.toLowerCase()}`)));
+  const byId = new Map(providers.map((rp) => [rp.id, rp]));
+  const stray = providers.find((rp) => !named(rp) && !named(rp.rootId === null ? undefined : byId.get(rp.rootId)));
+  return stray === undefined ? undefined : `resource provider ${stray.uuid} was given to cell ${cell} by a hash one of its nodes has too`;
+}
+
+type CellRows = Pick<Snapshot, 'services' | 'computeNodes'> & { readonly instances: InstanceRec[]; readonly mappings: HostMappingRec[] };
+
 /** A cell's tables and the host mappings it owns (its own, less those of hosts another cell holds, and those of its hosts mapped elsewhere). */
-async function readCellRows(walk: Walk, i: number, cell: CellMapping, pool: StringPool): Promise<Pick<Snapshot, 'services' | 'computeNodes' | 'hostMappings'> & { readonly instances: InstanceRec[]; readonly mappings: HostMappingRec[] }> {
+async function readCellRows(walk: Walk, i: number, cell: CellMapping, pool: StringPool): Promise<CellRows> {
   const { deployment } = walk.input;
   try {
     const db = await deployment.cell(cell);
@@ -181,13 +221,16 @@ async function readCellRows(walk: Walk, i: number, cell: CellMapping, pool: Stri
     const api = await deployment.api();
     const own = (await readHostMappingsOfCell(api.knex, pool, cell.id)).filter((m) => walk.keys.hosts.ownerOf(hostKey(m.host)) === i);
     const mappings = [...own, ...(walk.mappings.elsewhere[i] ?? [])].sort((a, b) => a.id - b.id);
-    return { services, computeNodes, instances, hostMappings: mappings, mappings };
+    return { services, computeNodes, instances, mappings };
   } catch (err) {
     throw cellFailure(cell, err);
   }
 }
 
 interface CellPlacement {
+  /** The providers given to the cell. */
+  readonly own: readonly ProviderRec[];
+  /** Those and the last part's providers its consumers hold allocations on, in id order. */
   readonly providers: readonly ProviderRec[];
   readonly inventories: readonly InventoryRec[];
   readonly byConsumer: ReadonlyMap<string, AllocationRec[]>;
@@ -217,7 +260,7 @@ async function readCellPlacement(walk: Walk, i: number, instances: readonly Inst
   for (const [consumerUuid, rows] of byConsumer) {
     if (!/^[\x20-\x7e]*$/.test(consumerUuid)) return `consumer id ${JSON.stringify(consumerUuid)} is not plain ASCII`;
     // The cell's instances are registered already (judgeCell).
-    if (!instanceUuids.has(consumerUuid)) walk.consumers.add(consumerUuid, i);
+    if (!instanceUuids.has(consumerUuid)) judged(walk, consumerUuid, i);
     for (const a of rows) {
       const owner = walk.providers.ownerOf(a.providerId);
       if (owner === i) continue;
@@ -230,7 +273,7 @@ async function readCellPlacement(walk: Walk, i: number, instances: readonly Inst
   }
   const contextIds = new Set(context.keys());
   inventories.push(...walk.last.inventories.filter((inv) => contextIds.has(inv.providerId)));
-  return { providers: [...own, ...context.values()].sort((a, b) => a.id - b.id), inventories: inventories.sort((a, b) => a.id - b.id), byConsumer };
+  return { own, providers: [...own, ...context.values()].sort((a, b) => a.id - b.id), inventories: inventories.sort((a, b) => a.id - b.id), byConsumer };
 }
 
 /** openAudit on one part's snapshot, every consumer handed over whole; its findings unscoped. */
@@ -243,14 +286,14 @@ function auditPart(snapshot: Snapshot, options: AuditOptions, byConsumer: Readon
 }
 
 /** What no cell owns: the providers no node names, the host mappings no cell holds, the consumers no cell judged. */
-async function judgeLastPart(walk: Walk, owners: KeyOwners): Promise<void> {
+async function judgeLastPart(walk: Walk): Promise<void> {
   const { last, input } = walk;
   const db = walk.placementDb.knex;
   const pool = new StringPool();
   const byConsumer = await readingPlacement(walk.placementDb, async () => {
     const own = new Set<string>();
     await eachAllocationOn(db, [...last.providers.keys()], (_providerId, consumerUuid) => {
-      if (owners.ownerOf(consumerUuid) === NO_OWNER) own.add(consumerUuid);
+      if (!walk.judgedBeside.has(consumerUuid)) own.add(consumerUuid);
     });
     const wanted = new Set([...own, ...last.staleConsumers]);
     const out = new Map<string, AllocationRec[]>();
