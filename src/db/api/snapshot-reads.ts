@@ -17,9 +17,22 @@ export async function readHostMappings(db: Knex, pool: StringPool): Promise<Host
   return readByKeyset(mappingPage(db), (r) => hostMappingRecord(r, pool));
 }
 
-/** Every host mapping, in id order, handed over one by one (the audit by cell keeps a few of them). */
-export async function eachHostMapping(db: Knex, pool: StringPool, onRow: (m: HostMappingRec) => void): Promise<void> {
-  await eachByKeyset(mappingPage(db), (r) => onRow(hostMappingRecord(r, pool)));
+/**
+ * Every host mapping, in id order, handed over one by one (the audit by cell
+ * keeps a few of them), its cell's uuid taken from `cellUuids` (by
+ * cell_mappings.id; a mapping of no known cell is left out, as the join
+ * leaves it out). Without the join, each page is a range of the primary key:
+ * with it, MariaDB sorts the whole join for every page.
+ */
+export async function eachHostMapping(db: Knex, cellUuids: ReadonlyMap<number, string>, onRow: (m: HostMappingRec) => void): Promise<void> {
+  await eachByKeyset(
+    async (afterId, limit) => (await db('host_mappings').select('id', 'host', 'cell_id').where('id', '>', afterId).orderBy('id').limit(limit)) as Array<{ id: number; host: string; cell_id: number }>,
+    (r) => {
+      const cellUuid = cellUuids.get(Number(r.cell_id));
+      // Not pooled: the caller keeps a few, and a pool would hold every host.
+      if (cellUuid !== undefined) onRow({ id: Number(r.id), host: r.host, cellUuid });
+    },
+  );
 }
 
 /** The host mappings of one cell (by cell_mappings.id), in id order. */

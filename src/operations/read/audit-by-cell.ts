@@ -101,7 +101,7 @@ export async function auditByCell(input: ByCellInput): Promise<ByCellOutcome> {
   const common = { ...input.common, release: deployment.openedRelease() };
   const pool = new StringPool();
   progress(`reading host mappings from the API database (${api.target.display})…`);
-  const mappings = await splitHostMappings(api.knex, pool, cells, keys, host);
+  const mappings = await splitHostMappings(api.knex, await deployment.cellMappings(), cells, keys, host);
   progress(`reading the placement database (${placementDb.target.display})…`);
   const split = await readingPlacement(placementDb, async () => {
     const providers = await splitProviders(placementDb.knex, keys);
@@ -114,7 +114,7 @@ export async function auditByCell(input: ByCellInput): Promise<ByCellOutcome> {
   for (const [i, cell] of cells.entries()) {
     const whole = await judgeCell(walk, i, cell);
     if (whole !== undefined) return { whole };
-    if (cells.length > 1) collectGarbage();
+    collectGarbage();
   }
   const owners = walk.consumers.build();
   if (owners.shared > 0) return { whole: `${owners.shared} consumer(s) hold allocations in two cells, or are instances of two` };
@@ -146,7 +146,8 @@ async function readLastProviders(placementDb: Database, pool: StringPool, classN
 async function judgeCell(walk: Walk, i: number, cell: CellMapping): Promise<string | undefined> {
   const { input, keys } = walk;
   const pool = new StringPool();
-  const rows = await readCellRows(walk, i, cell, pool);
+  // Bound, not closures: a closure would keep this frame's rows alive after it returns (V8 holds the context).
+  const [rows, ownPart] = await Promise.all([readCellRows(walk, i, cell, pool), readingPlacement(walk.placementDb, readOwnPlacement.bind(undefined, walk, i, pool))]);
   for (const inst of rows.instances) {
     if (input.options.host !== undefined && hostKey(inst.host) === hostKey(input.options.host)) walk.hostSeen = true;
     const owner = inst.node === null ? NO_OWNER : keys.names.ownerOf(inst.node.toLowerCase());
@@ -156,7 +157,7 @@ async function judgeCell(walk: Walk, i: number, cell: CellMapping): Promise<stri
   }
   const stray = strayMapping(cellLabel(cell), rows);
   if (stray !== undefined) return stray;
-  const placement = await readingPlacement(walk.placementDb, () => readCellPlacement(walk, i, rows.instances, pool));
+  const placement = await readingPlacement(walk.placementDb, completeConsumers.bind(undefined, walk, i, rows.instances, pool, ownPart));
   if (typeof placement === 'string') return placement;
   const strayRp = strayProvider(cellLabel(cell), rows, placement.own);
   if (strayRp !== undefined) return strayRp;
@@ -233,26 +234,38 @@ interface CellPlacement {
   /** Those and the last part's providers its consumers hold allocations on, in id order. */
   readonly providers: readonly ProviderRec[];
   readonly inventories: readonly InventoryRec[];
-  readonly byConsumer: ReadonlyMap<string, AllocationRec[]>;
+  /** Each consumer's allocations, whole (auditPart empties it). */
+  readonly byConsumer: Map<string, AllocationRec[]>;
+}
+
+/** The providers given to a cell, the inventories the audit reads of them, and every allocation on them by consumer. */
+interface OwnPlacement {
+  readonly own: readonly ProviderRec[];
+  readonly inventories: readonly InventoryRec[];
+  readonly byConsumer: Map<string, AllocationRec[]>;
+}
+
+/** Read beside the cell's tables: it needs only the provider ids the first pass gave the cell. */
+async function readOwnPlacement(walk: Walk, i: number, pool: StringPool): Promise<OwnPlacement> {
+  const db = walk.placementDb.knex;
+  const ids = walk.providers.idsOf(i);
+  const [own, onOwn] = await Promise.all([readProvidersById(db, pool, ids), readAllocationsOn(db, pool, walk.classNames, ids)]);
+  const byConsumer = new Map<string, AllocationRec[]>();
+  for (const a of onOwn) pushTo(byConsumer, a.consumerUuid, a);
+  return { own, inventories: await readRootInventoriesOf(db, walk.classNames, own), byConsumer };
 }
 
 /**
- * The cell's providers, the allocations on them and its instances'
- * allocations elsewhere, each consumer whole; beside them the last part's
- * providers those allocations are on. A reason to read whole when a consumer
- * reaches another cell's provider or its id is not plain ASCII.
+ * The cell's consumers made whole: its instances' allocations and its
+ * consumers' on providers no node names, which join the snapshot beside the
+ * cell's own. A reason to read whole when a consumer reaches another cell's
+ * provider or its id is not plain ASCII.
  */
-async function readCellPlacement(walk: Walk, i: number, instances: readonly InstanceRec[], pool: StringPool): Promise<CellPlacement | string> {
-  const db = walk.placementDb.knex;
-  const ids = walk.providers.idsOf(i);
-  const own = await readProvidersById(db, pool, ids);
-  const inventories = [...(await readRootInventoriesOf(db, walk.classNames, own))];
-  const byConsumer = new Map<string, AllocationRec[]>();
-  for (const a of await readAllocationsOn(db, pool, walk.classNames, ids)) pushTo(byConsumer, a.consumerUuid, a);
-  // Whole consumers: an instance's allocations, or an allocation's consumer's, may also be on providers no node names.
+async function completeConsumers(walk: Walk, i: number, instances: readonly InstanceRec[], pool: StringPool, part: OwnPlacement): Promise<CellPlacement | string> {
+  const { own, byConsumer } = part;
   const wanted = new Set([...byConsumer.keys(), ...instances.map((inst) => inst.uuid)]);
   const elsewhere = [...wanted].filter((c) => walk.last.consumers.has(c));
-  for (const a of await readAllocationsOfConsumers(db, pool, walk.classNames, elsewhere)) {
+  for (const a of await readAllocationsOfConsumers(walk.placementDb.knex, pool, walk.classNames, elsewhere)) {
     if (wanted.has(a.consumerUuid) && walk.providers.ownerOf(a.providerId) !== i) pushTo(byConsumer, a.consumerUuid, a);
   }
   const context = new Map<number, ProviderRec>();
@@ -272,16 +285,23 @@ async function readCellPlacement(walk: Walk, i: number, instances: readonly Inst
     }
   }
   const contextIds = new Set(context.keys());
-  inventories.push(...walk.last.inventories.filter((inv) => contextIds.has(inv.providerId)));
+  const inventories = [...part.inventories, ...walk.last.inventories.filter((inv) => contextIds.has(inv.providerId))];
   return { own, providers: [...own, ...context.values()].sort((a, b) => a.id - b.id), inventories: inventories.sort((a, b) => a.id - b.id), byConsumer };
 }
 
-/** openAudit on one part's snapshot, every consumer handed over whole; its findings unscoped. */
-function auditPart(snapshot: Snapshot, options: AuditOptions, byConsumer: ReadonlyMap<string, readonly AllocationRec[]>): Finding[] {
+/**
+ * openAudit on one part's snapshot, every consumer handed over whole and
+ * then let go (`byConsumer` is emptied: only what the checks keep is held to
+ * the end); its findings unscoped.
+ */
+function auditPart(snapshot: Snapshot, options: AuditOptions, byConsumer: Map<string, AllocationRec[]>): Finding[] {
   const { cellUuid: _cell, host: _host, kinds: _kinds, ...checks } = options;
   const audit = openAudit(snapshot, checks);
   const kept: AllocationRec[] = [];
-  for (const [consumerUuid, rows] of byConsumer) if (audit.consumer(consumerUuid, [...rows].sort((a, b) => a.id - b.id))) kept.push(...rows);
+  for (const [consumerUuid, rows] of byConsumer) {
+    byConsumer.delete(consumerUuid);
+    if (audit.consumer(consumerUuid, rows.sort((a, b) => a.id - b.id))) kept.push(...rows);
+  }
   return audit.finish(kept);
 }
 

@@ -21,7 +21,6 @@ import { eachHostMapping } from '../../db/api/snapshot-reads.js';
 import { eachNodeKeys, eachServiceKeys } from '../../db/cell/audit-reads.js';
 import { readActiveMigrations } from '../../db/cell/snapshot-reads.js';
 import { eachProviderKeys } from '../../db/placement/audit-reads.js';
-import type { StringPool } from '../../db/string-pool.js';
 import { KeyOwners, KeyOwnersBuilder, NO_OWNER, SHARED } from '../../domain/key-owners.js';
 import type { HostMappingRec, IronicNodeRec, MigrationRec } from '../../domain/model.js';
 import { hostKey } from '../../domain/snapshot-index.js';
@@ -111,11 +110,11 @@ export interface MappingSplit {
   readonly hostSeen: boolean;
 }
 
-export async function splitHostMappings(api: Knex, pool: StringPool, cells: readonly CellMapping[], keys: CloudKeys, host?: string): Promise<MappingSplit> {
+export async function splitHostMappings(api: Knex, mappings: readonly CellMapping[], cells: readonly CellMapping[], keys: CloudKeys, host?: string): Promise<MappingSplit> {
   const elsewhere: HostMappingRec[][] = cells.map(() => []);
   const unheld: HostMappingRec[] = [];
   let hostSeen = false;
-  await eachHostMapping(api, pool, (m) => {
+  await eachHostMapping(api, new Map(mappings.map((m) => [m.id, m.uuid])), (m) => {
     const key = hostKey(m.host);
     if (key === host) hostSeen = true;
     const owner = keys.hosts.ownerOf(key);
