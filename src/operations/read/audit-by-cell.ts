@@ -10,8 +10,9 @@
 // Last, what no cell owns is audited the same way: the providers no node
 // names with the consumers on their stale trees, the host mappings no cell
 // holds with the instances on their hosts, and the consumers that are no
-// cell's. Across cells the walk holds the first pass's keys (8 to 12 bytes
-// each), the consumers' owners, and the few rows of the last part.
+// cell's. Across cells the walk holds the node names' owners (12 bytes
+// each), the providers' (8), the consumers' (8, hashed; those beside a cell
+// exactly), and the few rows of the last part.
 //
 // What a cell's snapshot cannot judge alone is not guessed: a key two cells
 // hold, a provider two cells' nodes name, a consumer with allocations in two
@@ -28,14 +29,14 @@ import { readAllocationsOfConsumers, readAllocationsOn, readNames, readProviders
 import { StringPool } from '../../db/string-pool.js';
 import { openAudit, selectFindings, type AuditOptions, type Finding } from '../../domain/audit/index.js';
 import { cellFindings, lastPartFindings } from '../../domain/audit/partitions.js';
-import { KeyOwnersBuilder, NO_OWNER } from '../../domain/key-owners.js';
+import { KeyOwnersBuilder, NO_OWNER, type KeyOwners } from '../../domain/key-owners.js';
 import type { DeploymentRelease } from '../../domain/nova-release.js';
-import type { AllocationRec, HostMappingRec, InstanceRec, InventoryRec, ProviderRec, Snapshot } from '../../domain/model.js';
+import type { AllocationRec, ComputeNodeRec, HostMappingRec, InstanceRec, InventoryRec, MigrationRec, ProviderRec, ServiceRec, Snapshot } from '../../domain/model.js';
 import { hostKey, indexSnapshot, providerTree } from '../../domain/snapshot-index.js';
 import { isStaleComputeProvider } from '../../domain/stale-providers.js';
 import { pushTo } from '../../domain/text-and-maps.js';
 import { UuidSet } from '../../domain/uuid-set.js';
-import { readCloudKeys, splitHostMappings, splitProviders, type CloudKeys, type MappingSplit, type ProviderOwners } from './audit-keys.js';
+import { readCloudKeys, splitHostMappings, splitProviders, type MappingSplit, type ProviderOwners } from './audit-keys.js';
 import { cellFailure, cellLabel, hasComputeId } from './cells.js';
 import { collectGarbage } from './collect-garbage.js';
 import { readingPlacement } from './placement.js';
@@ -61,10 +62,13 @@ export type ByCellOutcome = { readonly findings: Finding[]; readonly release: De
 interface Walk {
   readonly input: ByCellInput;
   /** The fields every part's snapshot has. */
-  readonly common: CommonFields & Pick<Snapshot, 'release'>;
+  readonly common: CommonFields & { readonly release: DeploymentRelease };
   readonly placementDb: Database;
   readonly classNames: ReadonlyMap<number, string>;
-  readonly keys: CloudKeys;
+  /** Lower-cased node names, by the cell that holds them. */
+  readonly names: KeyOwners;
+  /** Every cell's active migrations. */
+  readonly migrations: readonly MigrationRec[];
   readonly mappings: MappingSplit;
   readonly providers: ProviderOwners;
   readonly last: LastPart;
@@ -90,6 +94,27 @@ interface LastPart {
 }
 
 export async function auditByCell(input: ByCellInput): Promise<ByCellOutcome> {
+  const { cells, options } = input;
+  const walk = await openWalk(input);
+  if ('whole' in walk) return walk;
+  for (const [i, cell] of cells.entries()) {
+    const whole = await judgeCell(walk, i, cell);
+    if (whole !== undefined) return { whole };
+    collectGarbage();
+  }
+  const owners = walk.consumers.build();
+  if (owners.shared > 0) return { whole: `${owners.shared} consumer(s) hold allocations in two cells, or are instances of two` };
+  if (options.host !== undefined && !walk.hostSeen) return { whole: 'the --host asked is no row of any cell' };
+  await judgeLastPart(walk);
+  return { findings: selectFindings(walk.findings, options, input.common.cells), release: walk.common.release };
+}
+
+/**
+ * The first pass and the sweeps of the mappings and providers. Of the keys,
+ * the walk keeps only the node names (an instance on another cell's node
+ * name is not judged apart); the hosts and node uuids have done their work.
+ */
+async function openWalk(input: ByCellInput): Promise<Walk | { readonly whole: string }> {
   const { deployment, cells, progress, options } = input;
   const api = await deployment.api();
   const placementDb = await deployment.placement();
@@ -110,17 +135,19 @@ export async function auditByCell(input: ByCellInput): Promise<ByCellOutcome> {
     return { providers, classNames, last: await readLastProviders(placementDb, pool, classNames, providers, mappings) };
   });
   if ('shared' in split) return { whole: split.shared };
-  const walk: Walk = { input, common, placementDb, ...split, keys, mappings, consumers: new KeyOwnersBuilder(), judgedBeside: new UuidSet(), findings: [], hostSeen: keys.hostSeen || mappings.hostSeen };
-  for (const [i, cell] of cells.entries()) {
-    const whole = await judgeCell(walk, i, cell);
-    if (whole !== undefined) return { whole };
-    collectGarbage();
-  }
-  const owners = walk.consumers.build();
-  if (owners.shared > 0) return { whole: `${owners.shared} consumer(s) hold allocations in two cells, or are instances of two` };
-  if (host !== undefined && !walk.hostSeen && options.host !== undefined) return { whole: 'the --host asked is no row of any cell' };
-  await judgeLastPart(walk);
-  return { findings: selectFindings(walk.findings, options, input.common.cells), release: common.release };
+  return {
+    input,
+    common,
+    placementDb,
+    ...split,
+    names: keys.names,
+    migrations: keys.migrations,
+    mappings,
+    consumers: new KeyOwnersBuilder(),
+    judgedBeside: new UuidSet(),
+    findings: [],
+    hostSeen: keys.hostSeen || mappings.hostSeen,
+  };
 }
 
 /** The providers no node names, their inventories, the consumers on them, and which of those are on stale trees. */
@@ -144,13 +171,13 @@ async function readLastProviders(placementDb: Database, pool: StringPool, classN
 
 /** One cell: read, checked for what it cannot judge alone, audited, let go. A reason to read the cloud whole, or undefined. */
 async function judgeCell(walk: Walk, i: number, cell: CellMapping): Promise<string | undefined> {
-  const { input, keys } = walk;
+  const { input } = walk;
   const pool = new StringPool();
   // Bound, not closures: a closure would keep this frame's rows alive after it returns (V8 holds the context).
   const [rows, ownPart] = await Promise.all([readCellRows(walk, i, cell, pool), readingPlacement(walk.placementDb, readOwnPlacement.bind(undefined, walk, i, pool))]);
   for (const inst of rows.instances) {
     if (input.options.host !== undefined && hostKey(inst.host) === hostKey(input.options.host)) walk.hostSeen = true;
-    const owner = inst.node === null ? NO_OWNER : keys.names.ownerOf(inst.node.toLowerCase());
+    const owner = inst.node === null ? NO_OWNER : walk.names.ownerOf(inst.node.toLowerCase());
     if (owner !== NO_OWNER && owner !== i) return `instance ${inst.uuid} of cell ${cellLabel(cell)} is on a node name of another cell`;
     if (walk.last.staleConsumers.has(inst.uuid) || walk.last.unheldHosts.has(hostKey(inst.host))) walk.last.instances.push(inst);
     judged(walk, inst.uuid, i);
@@ -167,7 +194,7 @@ async function judgeCell(walk: Walk, i: number, cell: CellMapping): Promise<stri
     services: rows.services,
     computeNodes: rows.computeNodes,
     instances: rows.instances,
-    migrations: keys.migrations,
+    migrations: walk.migrations,
     placement: { providers: placement.providers, inventories: placement.inventories, allocations: [], consumers: [], streamed: true },
   };
   const findings = auditPart(snapshot, input.options, placement.byConsumer);
@@ -187,11 +214,17 @@ function judged(walk: Walk, consumerUuid: string, i: number): void {
  * exactly, or the cloud is read whole rather than judged on a collision.
  */
 function strayMapping(cell: string, rows: CellRows): string | undefined {
-  const held = new Set<string>();
-  for (const svc of rows.services) if (!svc.deleted && svc.binary === 'nova-compute' && svc.host !== null) held.add(hostKey(svc.host));
-  for (const n of rows.computeNodes) if (!n.deleted && n.host !== null) held.add(hostKey(n.host));
+  const held = heldHosts(rows.services, rows.computeNodes);
   const stray = rows.mappings.find((m) => !held.has(hostKey(m.host)));
   return stray === undefined ? undefined : `host mapping ${stray.id} was given to cell ${cell} by a hash one of its hosts has too`;
+}
+
+/** The folded hosts a cell holds: a live nova-compute service or a live compute node is on them (as the audit's mapping checks say). */
+function heldHosts(services: readonly ServiceRec[], nodes: readonly ComputeNodeRec[]): Set<string> {
+  const held = new Set<string>();
+  for (const svc of services) if (!svc.deleted && svc.binary === 'nova-compute' && svc.host !== null) held.add(hostKey(svc.host));
+  for (const n of nodes) if (!n.deleted && n.host !== null) held.add(hostKey(n.host));
+  return held;
 }
 
 /** strayMapping's check of the providers given to the cell: each has the uuid or name of one of its nodes, or its root has. */
@@ -220,7 +253,9 @@ async function readCellRows(walk: Walk, i: number, cell: CellMapping, pool: Stri
     const computeNodes = await readComputeNodes(db.knex, cell.uuid, pool);
     const instances = await readLiveInstances(db.knex, cell.uuid, pool, hasComputeId(deployment, db));
     const api = await deployment.api();
-    const own = (await readHostMappingsOfCell(api.knex, pool, cell.id)).filter((m) => walk.keys.hosts.ownerOf(hostKey(m.host)) === i);
+    // The cell's own mappings of the hosts it holds; those of its hosts mapped elsewhere came from the sweep.
+    const held = heldHosts(services, computeNodes);
+    const own = (await readHostMappingsOfCell(api.knex, pool, cell.id)).filter((m) => held.has(hostKey(m.host)));
     const mappings = [...own, ...(walk.mappings.elsewhere[i] ?? [])].sort((a, b) => a.id - b.id);
     return { services, computeNodes, instances, mappings };
   } catch (err) {
@@ -326,7 +361,7 @@ async function judgeLastPart(walk: Walk): Promise<void> {
     services: [],
     computeNodes: [],
     instances: last.instances,
-    migrations: walk.keys.migrations,
+    migrations: walk.migrations,
     placement: { providers: [...last.providers.values()], inventories: last.inventories, allocations: [], consumers: [], streamed: true },
   };
   const findings = auditPart(snapshot, input.options, byConsumer.out);
