@@ -85,3 +85,30 @@ export async function eachProviderKeys(db: Knex, onPage: (rows: readonly Provide
     afterId = Number(last.id);
   }
 }
+
+/** An allocation's columns, as the audit by cell holds them (domain/allocation-columns.ts). */
+export type OnAllocationRow = (id: number, providerId: number, consumerUuid: string, resourceClassId: number, used: number) => void;
+
+const ALLOCATION_ROW_COLUMNS = ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] as const;
+
+interface AllocationRow {
+  readonly id: number;
+  readonly resource_provider_id: number;
+  readonly consumer_id: string;
+  readonly resource_class_id: number;
+  readonly used: number;
+}
+
+/** Every allocation on these providers, handed over row by row (by IN lists of at most BATCH_SIZE). */
+export async function eachAllocationRowOn(db: Knex, providerIds: readonly number[], onRow: OnAllocationRow): Promise<void> {
+  for (const batch of chunk(providerIds)) for (const r of (await db('allocations').select(...ALLOCATION_ROW_COLUMNS).whereIn('resource_provider_id', batch)) as AllocationRow[]) handOver(r, onRow);
+}
+
+/** Every allocation of these consumers, row by row; an id is asked as the database compares it, so the caller keeps the ids it asked for exactly. */
+export async function eachAllocationRowOf(db: Knex, consumerUuids: readonly string[], onRow: OnAllocationRow): Promise<void> {
+  for (const batch of chunk(consumerUuids)) for (const r of (await db('allocations').select(...ALLOCATION_ROW_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]) handOver(r, onRow);
+}
+
+function handOver(r: AllocationRow, onRow: OnAllocationRow): void {
+  onRow(Number(r.id), Number(r.resource_provider_id), r.consumer_id, Number(r.resource_class_id), Number(r.used));
+}

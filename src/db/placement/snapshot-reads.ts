@@ -63,8 +63,8 @@ export async function readNames(db: Knex, table: 'resource_classes' | 'traits'):
   return new Map(rows.map((r) => [Number(r.id), r.name]));
 }
 
-/** A class id that has no resource_classes row (placement forbids it, but a hand-edited database may not). */
-function className(names: ReadonlyMap<number, string>, id: number): string {
+/** A resource class id's name; `#id` for an id that has no resource_classes row (placement forbids it, but a hand-edited database may not). */
+export function className(names: ReadonlyMap<number, string>, id: number): string {
   return names.get(id) ?? `#${id}`;
 }
 

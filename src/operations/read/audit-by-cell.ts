@@ -24,8 +24,9 @@ import type { Database } from '../../db/connect.js';
 import type { CellMapping, Deployment } from '../../db/deployment-databases.js';
 import { readHostMappingsOfCell } from '../../db/api/snapshot-reads.js';
 import { readComputeNodes, readLiveInstances, readServices } from '../../db/cell/snapshot-reads.js';
-import { eachAllocationOn } from '../../db/placement/audit-reads.js';
-import { readAllocationsOfConsumers, readAllocationsOn, readNames, readProvidersById, readRootInventoriesOf } from '../../db/placement/snapshot-reads.js';
+import { eachAllocationOn, eachAllocationRowOf, eachAllocationRowOn } from '../../db/placement/audit-reads.js';
+import { className, readAllocationsOfConsumers, readNames, readProvidersById, readRootInventoriesOf } from '../../db/placement/snapshot-reads.js';
+import { AllocationColumns } from '../../domain/allocation-columns.js';
 import { StringPool } from '../../db/string-pool.js';
 import { openAudit, selectFindings, type AuditOptions, type Finding } from '../../domain/audit/index.js';
 import { cellFindings, lastPartFindings } from '../../domain/audit/partitions.js';
@@ -197,7 +198,7 @@ async function judgeCell(walk: Walk, i: number, cell: CellMapping): Promise<stri
     migrations: walk.migrations,
     placement: { providers: placement.providers, inventories: placement.inventories, allocations: [], consumers: [], streamed: true },
   };
-  const findings = auditPart(snapshot, input.options, placement.byConsumer);
+  const findings = auditPart(snapshot, input.options, placement.allocations.groups());
   walk.findings.push(...cellFindings(findings, (id) => walk.providers.ownerOf(id) === i));
   return undefined;
 }
@@ -269,25 +270,27 @@ interface CellPlacement {
   /** Those and the last part's providers its consumers hold allocations on, in id order. */
   readonly providers: readonly ProviderRec[];
   readonly inventories: readonly InventoryRec[];
-  /** Each consumer's allocations, whole (auditPart empties it). */
-  readonly byConsumer: Map<string, AllocationRec[]>;
+  /** Every allocation of the cell's consumers. */
+  readonly allocations: AllocationColumns;
 }
 
-/** The providers given to a cell, the inventories the audit reads of them, and every allocation on them by consumer. */
+/** The providers given to a cell, the inventories the audit reads of them, and every allocation on them. */
 interface OwnPlacement {
   readonly own: readonly ProviderRec[];
   readonly inventories: readonly InventoryRec[];
-  readonly byConsumer: Map<string, AllocationRec[]>;
+  readonly allocations: AllocationColumns;
 }
 
 /** Read beside the cell's tables: it needs only the provider ids the first pass gave the cell. */
 async function readOwnPlacement(walk: Walk, i: number, pool: StringPool): Promise<OwnPlacement> {
   const db = walk.placementDb.knex;
   const ids = walk.providers.idsOf(i);
-  const [own, onOwn] = await Promise.all([readProvidersById(db, pool, ids), readAllocationsOn(db, pool, walk.classNames, ids)]);
-  const byConsumer = new Map<string, AllocationRec[]>();
-  for (const a of onOwn) pushTo(byConsumer, a.consumerUuid, a);
-  return { own, inventories: await readRootInventoriesOf(db, walk.classNames, own), byConsumer };
+  const allocations = new AllocationColumns((id) => className(walk.classNames, id));
+  const [own] = await Promise.all([
+    readProvidersById(db, pool, ids),
+    eachAllocationRowOn(db, ids, (id, providerId, consumerUuid, classId, used) => allocations.push(id, providerId, pool.get(consumerUuid), classId, used)),
+  ]);
+  return { own, inventories: await readRootInventoriesOf(db, walk.classNames, own), allocations };
 }
 
 /**
@@ -297,46 +300,45 @@ async function readOwnPlacement(walk: Walk, i: number, pool: StringPool): Promis
  * provider or its id is not plain ASCII.
  */
 async function completeConsumers(walk: Walk, i: number, instances: readonly InstanceRec[], pool: StringPool, part: OwnPlacement): Promise<CellPlacement | string> {
-  const { own, byConsumer } = part;
-  const wanted = new Set([...byConsumer.keys(), ...instances.map((inst) => inst.uuid)]);
+  const { own, allocations } = part;
+  const onOwn = allocations.consumerUuids();
+  const wanted = new Set([...onOwn, ...instances.map((inst) => inst.uuid)]);
   const elsewhere = [...wanted].filter((c) => walk.last.consumers.has(c));
-  for (const a of await readAllocationsOfConsumers(walk.placementDb.knex, pool, walk.classNames, elsewhere)) {
-    if (wanted.has(a.consumerUuid) && walk.providers.ownerOf(a.providerId) !== i) pushTo(byConsumer, a.consumerUuid, a);
-  }
-  const context = new Map<number, ProviderRec>();
+  await eachAllocationRowOf(walk.placementDb.knex, elsewhere, (id, providerId, consumerUuid, classId, used) => {
+    if (wanted.has(consumerUuid) && walk.providers.ownerOf(providerId) !== i) allocations.push(id, providerId, pool.get(consumerUuid), classId, used);
+  });
   const instanceUuids = new Set(instances.map((inst) => inst.uuid));
-  for (const [consumerUuid, rows] of byConsumer) {
+  for (const consumerUuid of allocations.consumerUuids()) {
     if (!/^[\x20-\x7e]*$/.test(consumerUuid)) return `consumer id ${JSON.stringify(consumerUuid)} is not plain ASCII`;
     // The cell's instances are registered already (judgeCell).
     if (!instanceUuids.has(consumerUuid)) judged(walk, consumerUuid, i);
-    for (const a of rows) {
-      const owner = walk.providers.ownerOf(a.providerId);
-      if (owner === i) continue;
-      const rp = owner === NO_OWNER ? walk.last.providers.get(a.providerId) : undefined;
-      if (rp === undefined) return `consumer ${consumerUuid} holds allocations on providers of two cells`;
-      // With its root: whether the tree is stale or sharing is the root's.
-      const root = rp.rootId === null ? undefined : walk.last.providers.get(rp.rootId);
-      for (const p of [rp, root]) if (p !== undefined) context.set(p.id, p);
-    }
   }
+  const context = new Map<number, ProviderRec>();
+  let reaches: string | undefined;
+  allocations.forEachRow((providerId, consumerUuid) => {
+    const owner = walk.providers.ownerOf(providerId);
+    if (owner === i || reaches !== undefined) return;
+    const rp = owner === NO_OWNER ? walk.last.providers.get(providerId) : undefined;
+    if (rp === undefined) {
+      reaches = `consumer ${consumerUuid} holds allocations on providers of two cells`;
+      return;
+    }
+    // With its root: whether the tree is stale or sharing is the root's.
+    const root = rp.rootId === null ? undefined : walk.last.providers.get(rp.rootId);
+    for (const p of [rp, root]) if (p !== undefined) context.set(p.id, p);
+  });
+  if (reaches !== undefined) return reaches;
   const contextIds = new Set(context.keys());
   const inventories = [...part.inventories, ...walk.last.inventories.filter((inv) => contextIds.has(inv.providerId))];
-  return { own, providers: [...own, ...context.values()].sort((a, b) => a.id - b.id), inventories: inventories.sort((a, b) => a.id - b.id), byConsumer };
+  return { own, providers: [...own, ...context.values()].sort((a, b) => a.id - b.id), inventories: inventories.sort((a, b) => a.id - b.id), allocations };
 }
 
-/**
- * openAudit on one part's snapshot, every consumer handed over whole and
- * then let go (`byConsumer` is emptied: only what the checks keep is held to
- * the end); its findings unscoped.
- */
-function auditPart(snapshot: Snapshot, options: AuditOptions, byConsumer: Map<string, AllocationRec[]>): Finding[] {
+/** openAudit on one part's snapshot, every consumer handed over whole; its findings unscoped. */
+function auditPart(snapshot: Snapshot, options: AuditOptions, groups: Iterable<readonly [string, AllocationRec[]]>): Finding[] {
   const { cellUuid: _cell, host: _host, kinds: _kinds, ...checks } = options;
   const audit = openAudit(snapshot, checks);
   const kept: AllocationRec[] = [];
-  for (const [consumerUuid, rows] of byConsumer) {
-    byConsumer.delete(consumerUuid);
-    if (audit.consumer(consumerUuid, rows.sort((a, b) => a.id - b.id))) kept.push(...rows);
-  }
+  for (const [consumerUuid, rows] of groups) if (audit.consumer(consumerUuid, rows.sort((a, b) => a.id - b.id))) kept.push(...rows);
   return audit.finish(kept);
 }
 
