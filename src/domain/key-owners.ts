@@ -39,27 +39,27 @@ function avalanche(h: number): number {
   return x ^ (x >>> 16);
 }
 
+/** Entries per block of a builder: it grows a block at a time, never by copying what it holds. */
+const BLOCK = 65536;
+
 /** Keys and their owners as they come (any order, repeats allowed); build() sorts them once. */
 export class KeyOwnersBuilder {
-  private entries = new BigUint64Array(1024);
+  private readonly blocks: BigUint64Array[] = [];
   private count = 0;
 
   add(key: string, owner: number): void {
     if (!Number.isInteger(owner) || owner < 0 || owner > MAX_OWNER) throw new RangeError(`internal: owner ${owner} out of range`);
-    if (this.count === this.entries.length) {
-      const grown = new BigUint64Array(this.entries.length * 2);
-      grown.set(this.entries);
-      this.entries = grown;
-    }
+    if (this.count % BLOCK === 0) this.blocks.push(new BigUint64Array(BLOCK));
     const { high, low } = keyHash(key);
-    this.entries[this.count] = (BigInt(high) << 32n) | (BigInt(low) << 16n) | BigInt(owner);
+    (this.blocks[this.blocks.length - 1] as BigUint64Array)[this.count % BLOCK] = (BigInt(high) << 32n) | (BigInt(low) << 16n) | BigInt(owner);
     this.count += 1;
   }
 
   build(): KeyOwners {
-    const sorted = this.entries.subarray(0, this.count).sort();
-    this.entries = new BigUint64Array(0);
-    return KeyOwners.fromSorted(sorted);
+    const all = new BigUint64Array(this.count);
+    this.blocks.forEach((block, b) => all.set(block.subarray(0, Math.min(BLOCK, this.count - b * BLOCK)), b * BLOCK));
+    this.blocks.length = 0;
+    return KeyOwners.fromSorted(all.sort());
   }
 }
 

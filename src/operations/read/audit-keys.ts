@@ -127,20 +127,21 @@ export async function splitHostMappings(api: Knex, mappings: readonly CellMappin
 /** Each provider's cell (by index), or NO_OWNER for the providers no node names; in id order. */
 export class ProviderOwners {
   private ids = new Int32Array(1024);
-  private owners = new Int32Array(1024);
+  /** The owner plus one (0: NO_OWNER), in 16 bits as KeyOwners holds owners. */
+  private owners = new Uint16Array(1024);
   private count = 0;
 
   push(id: number, owner: number): void {
     if (this.count === this.ids.length) {
       const ids = new Int32Array(this.count * 2);
-      const owners = new Int32Array(this.count * 2);
+      const owners = new Uint16Array(this.count * 2);
       ids.set(this.ids);
       owners.set(this.owners);
       this.ids = ids;
       this.owners = owners;
     }
     this.ids[this.count] = id;
-    this.owners[this.count] = owner;
+    this.owners[this.count] = owner + 1;
     this.count += 1;
   }
 
@@ -153,7 +154,7 @@ export class ProviderOwners {
       const at = this.ids[mid] as number;
       if (at < id) lo = mid + 1;
       else if (at > id) hi = mid - 1;
-      else return this.owners[mid];
+      else return (this.owners[mid] as number) - 1;
     }
     return undefined;
   }
@@ -161,7 +162,7 @@ export class ProviderOwners {
   /** The ids of one owner's providers, in id order. */
   idsOf(owner: number): number[] {
     const out: number[] = [];
-    for (let j = 0; j < this.count; j++) if (this.owners[j] === owner) out.push(this.ids[j] as number);
+    for (let j = 0; j < this.count; j++) if (this.owners[j] === owner + 1) out.push(this.ids[j] as number);
     return out;
   }
 }
