@@ -13,7 +13,9 @@
 // The findings must be exactly the whole snapshot's, and the walk must not
 // have fallen back to it. Then what a cell cannot judge alone (a consumer in
 // both cells, a host both cells hold) makes it read the cloud whole, and the
-// findings are still the whole snapshot's.
+// findings are still the whole snapshot's; so does a provider tree that
+// would be judged in two parts (a child named after a node, under a root no
+// node names).
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -69,6 +71,19 @@ describeEachDialect('the audit by cell', (dialect) => {
     const { byCell, whole, progress } = await both();
     expect(progress.filter((l) => l.includes('reading every cell at once'))).toEqual([`consumer ${one.uuid} holds allocations on providers of two cells: reading every cell at once…`]);
     expect(byCell).toEqual(whole);
+  }, 120_000);
+
+  it('reads the cloud whole when a provider tree no node names holds a child named after a node, and finds the same', async () => {
+    const p = d.knex('placement');
+    const node = (await instanceOn(d.knex('cell2'))).node;
+    await p('resource_providers').where('name', node).update({ name: `${node}-renamed` });
+    const root = await insertResourceProvider(p, { uuid: randomUUID(), name: 'tree-root' });
+    await insertProviderTraits(p, root, ['COMPUTE_NODE']);
+    await insertResourceProvider(p, { uuid: randomUUID(), name: node, parentId: root });
+    const { byCell, whole, progress } = await both();
+    expect(progress.filter((l) => l.includes('reading every cell at once')).length).toBe(1);
+    expect(byCell).toEqual(whole);
+    expect(byCell.filter((f) => f.kind === 'provider-without-node' && f.summary.includes('(tree-root)')).map((f) => f.objects['children'])).toEqual([1]);
   }, 120_000);
 
   it('reads the cloud whole when both cells hold one host, and finds the same', async () => {

@@ -167,23 +167,35 @@ export class ProviderOwners {
   }
 }
 
-/** Every provider's cell, by its and its root's uuid and name; a provider two cells name ends the sweep. */
+/**
+ * Every provider's cell: its root's, by the root's uuid and name (its own,
+ * when its root row is missing). A provider whose own uuid or name is another
+ * cell's node's, or a node's under a root no node names, or a root two cells
+ * name, ends the sweep: its tree would be judged in two parts.
+ */
 export async function splitProviders(placement: Knex, keys: CloudKeys): Promise<ProviderOwners | Shared> {
   const out = new ProviderOwners();
   let shared: string | undefined;
+  const ownerBy = (uuid: string, name: string | null): number => oneOwner([keys.nodeUuids.ownerOf(uuid), name === null ? NO_OWNER : keys.names.ownerOf(name.toLowerCase())]);
   await eachProviderKeys(placement, (rows) => {
     for (const r of rows) {
       if (shared !== undefined) return;
-      const named = [
-        keys.nodeUuids.ownerOf(r.uuid),
-        r.name === null ? NO_OWNER : keys.names.ownerOf(r.name.toLowerCase()),
-        r.rootUuid === null ? NO_OWNER : keys.nodeUuids.ownerOf(r.rootUuid),
-        r.rootName === null ? NO_OWNER : keys.names.ownerOf(r.rootName.toLowerCase()),
-      ].filter((o) => o !== NO_OWNER);
-      const owner = named[0] ?? NO_OWNER;
-      if (named.some((o) => o === SHARED || o !== owner)) shared = `resource provider ${r.uuid} belongs to nodes of two cells`;
+      const own = ownerBy(r.uuid, r.name);
+      const owner = r.rootUuid === null ? own : ownerBy(r.rootUuid, r.rootName);
+      if (owner === SHARED || own === SHARED || (own !== NO_OWNER && own !== owner)) shared = `resource provider ${r.uuid} belongs to nodes of two cells, or its tree does`;
       out.push(r.id, owner);
     }
   });
   return shared === undefined ? out : { shared };
+}
+
+/** The one owner the keys name (NO_OWNER when none does), or SHARED. */
+function oneOwner(owners: readonly number[]): number {
+  let one = NO_OWNER;
+  for (const o of owners) {
+    if (o === NO_OWNER) continue;
+    if (o === SHARED || (one !== NO_OWNER && o !== one)) return SHARED;
+    one = o;
+  }
+  return one;
 }
