@@ -50,3 +50,8 @@ export interface Interrupts {
 export function signalExitCode(reason: unknown): number {
   return reason === 'SIGTERM' ? 143 : 130;
 }
+
+/** NOVA_RECONCILE_AUDIT_WHOLE=1, a developer's switch (CONTRIBUTING.md): audit reads every cell at once, to compare with its walk by cell. */
+export function auditReadsWhole(ctx: Pick<RunContext, 'env'>): boolean {
+  return ctx.env['NOVA_RECONCILE_AUDIT_WHOLE'] === '1';
+}

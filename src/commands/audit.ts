@@ -7,6 +7,7 @@ import { TABLE_WIDTH_OPTIONS } from '../cli/table-width.js';
 import { flagOption, stringOption } from '../cli/options.js';
 import { findingsWithConfigArguments } from '../cli/suggestions.js';
 import type { CommandContext, CommandSpec } from '../cli/spec.js';
+import { auditReadsWhole } from '../cli/context.js';
 import { SCOPE_CELL, SCOPE_HOST } from '../cli/scope.js';
 import { FINDING_KINDS, type FindingKind } from '../domain/audit/index.js';
 import { ReconcileError } from '../errors.js';
@@ -128,6 +129,7 @@ export const auditCommand: CommandSpec<AuditOptions> = {
           ...(host === undefined ? {} : { host }),
           ...(kinds === undefined ? {} : { kinds }),
           ...(ironic === undefined ? {} : { ironic }),
+          ...(auditReadsWhole(ctx) ? { readWhole: true } : {}),
           ...status.hooks,
         }),
       );

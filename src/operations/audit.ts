@@ -27,6 +27,8 @@ export interface AuditRunOptions {
   readonly progress?: (line: string) => void;
   /** Each check of the audit, after the reads (see domain/audit/index.ts). */
   readonly onStep?: (step: string, index: number, total: number) => void;
+  /** Read every cell at once even where the audit could walk them one at a time (to compare the two). */
+  readonly readWhole?: boolean;
 }
 
 export interface AuditResult {
@@ -56,7 +58,7 @@ export async function runAudit(deployment: Deployment, options: AuditRunOptions)
  * (so that the whole read does not list Ironic again).
  */
 async function runAuditByCell(deployment: Deployment, options: AuditRunOptions, checks: AuditOptions): Promise<AuditResult | { readonly ironic: IronicSource | undefined }> {
-  if (process.env['NOVA_RECONCILE_AUDIT_WHOLE'] === '1') return { ironic: options.ironic };
+  if (options.readWhole === true) return { ironic: options.ironic };
   boundHeapGrowth();
   const progress = options.progress ?? (() => undefined);
   // In the whole read's order: the ironic truth, then the cells.
