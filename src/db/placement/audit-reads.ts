@@ -7,6 +7,7 @@
 import type { Knex } from 'knex';
 import { chunk } from '../batches.js';
 import { KEYSET_BATCH } from '../keyset.js';
+import { ALLOCATION_COLUMNS, type AllocationRow } from './snapshot-reads.js';
 
 /** A provider and the uuid of its root: what GET /resource_providers lists (a provider whose root row is missing is not listed). */
 export interface ListedProvider {
@@ -89,24 +90,15 @@ export async function eachProviderKeys(db: Knex, onPage: (rows: readonly Provide
 /** An allocation's columns, as the audit by cell holds them (domain/allocation-columns.ts). */
 export type OnAllocationRow = (id: number, providerId: number, consumerUuid: string, resourceClassId: number, used: number) => void;
 
-const ALLOCATION_ROW_COLUMNS = ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] as const;
-
-interface AllocationRow {
-  readonly id: number;
-  readonly resource_provider_id: number;
-  readonly consumer_id: string;
-  readonly resource_class_id: number;
-  readonly used: number;
-}
 
 /** Every allocation on these providers, handed over row by row (by IN lists of at most BATCH_SIZE). */
 export async function eachAllocationRowOn(db: Knex, providerIds: readonly number[], onRow: OnAllocationRow): Promise<void> {
-  for (const batch of chunk(providerIds)) for (const r of (await db('allocations').select(...ALLOCATION_ROW_COLUMNS).whereIn('resource_provider_id', batch)) as AllocationRow[]) handOver(r, onRow);
+  for (const batch of chunk(providerIds)) for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('resource_provider_id', batch)) as AllocationRow[]) handOver(r, onRow);
 }
 
 /** Every allocation of these consumers, row by row; an id is asked as the database compares it, so the caller keeps the ids it asked for exactly. */
 export async function eachAllocationRowOf(db: Knex, consumerUuids: readonly string[], onRow: OnAllocationRow): Promise<void> {
-  for (const batch of chunk(consumerUuids)) for (const r of (await db('allocations').select(...ALLOCATION_ROW_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]) handOver(r, onRow);
+  for (const batch of chunk(consumerUuids)) for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]) handOver(r, onRow);
 }
 
 function handOver(r: AllocationRow, onRow: OnAllocationRow): void {

@@ -241,7 +241,7 @@ export function inventoryRecord(r: InventoryRow, classNames: ReadonlyMap<number,
   };
 }
 
-interface AllocationRow {
+export interface AllocationRow {
   readonly id: number;
   readonly resource_provider_id: number;
   readonly consumer_id: string;
@@ -249,7 +249,7 @@ interface AllocationRow {
   readonly used: number;
 }
 
-const ALLOCATION_COLUMNS = ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] as const;
+export const ALLOCATION_COLUMNS = ['id', 'resource_provider_id', 'consumer_id', 'resource_class_id', 'used'] as const;
 
 function allocationRecord(r: AllocationRow, classNames: ReadonlyMap<number, string>, consumerUuid: string): AllocationRec {
   return {
