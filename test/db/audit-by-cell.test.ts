@@ -7,9 +7,10 @@
 //    mapped to the other cell;
 //  - beside a cell: a sharing provider that both cells' instances use;
 //  - in the last part: a stale provider no node names, with an instance of
-//    each cell and an orphaned consumer on it, another with a child on which
-//    a consumer that a cell judges too (it holds a share of a node) holds a share, a consumer only on the sharing
-//    provider, a stale host mapping, a mapping whose host has an instance.
+//    each cell and an orphaned consumer on it; another whose child holds a
+//    share of a consumer that a cell judges too (it holds a share of a
+//    node); a consumer only on the sharing provider; a stale host mapping,
+//    and a mapping whose host only an instance is on.
 // The findings must be exactly the whole snapshot's, and the walk must not
 // have fallen back to it. Then what a cell cannot judge alone (a consumer in
 // both cells, a host both cells hold) makes it read the cloud whole, and the
