@@ -10,8 +10,8 @@
 // Last, what no cell owns is audited the same way: the providers no node
 // names with the consumers on their stale trees, the host mappings no cell
 // holds with the instances on their hosts, and the consumers that are no
-// cell's. Across cells the walk holds the node names' owners (12 bytes
-// each), the providers' (8), the consumers' (8, hashed; those beside a cell
+// cell's. Across cells the walk holds the node names' owners (8 bytes
+// each), the providers' (6), the consumers' (8, hashed; those beside a cell
 // exactly), and the few rows of the last part.
 //
 // What a cell's snapshot cannot judge alone is not guessed: a key two cells
