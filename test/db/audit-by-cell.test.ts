@@ -22,6 +22,7 @@ import type { Knex } from 'knex';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createTestDeployment, describeEachDialect, generateTestCloud, useDeployment, type TestDeployment } from '../helpers/test-deployment.js';
 import { auditSnapshot, countFindings, type Finding } from '../../src/domain/audit/index.js';
+import { eachAllocationRowOf } from '../../src/db/placement/audit-reads.js';
 import { runAudit } from '../../src/operations/audit.js';
 import { WHOLE_READ } from '../../src/operations/read/recipes.js';
 import { readSnapshot } from '../../src/operations/read/snapshot.js';
@@ -64,6 +65,19 @@ describeEachDialect('the audit by cell', (dialect) => {
     // The stale provider no node names holds an instance of each cell and an orphaned consumer.
     expect(byCell.filter((f) => f.kind === 'stale-allocation' && f.summary.includes('(nameless-stale)')).map((f) => f.objects['class']).sort()).toEqual(['evacuation-leftover', 'evacuation-leftover', 'orphaned']);
   }, 120_000);
+
+  it('hands over each allocation of the consumers asked once, though a case variant asked in another batch brings it again', async () => {
+    const p = d.knex('placement');
+    const upper = randomUUID().toUpperCase();
+    const provider = Number(((await p('resource_providers').select('id').orderBy('id').first()) as { id: number }).id);
+    await insertAllocations(p, [{ providerId: provider, consumerUuid: upper, resourceClass: 'VCPU', used: 1 }]);
+    // The upper-case id in the first batch of 1,000, the lower-case one in the second.
+    const asked = [upper, ...Array.from({ length: 1000 }, () => randomUUID()), upper.toLowerCase()];
+    const ids: number[] = [];
+    await useDeployment(d, async (dep) => eachAllocationRowOf((await dep.placement()).knex, asked, (id) => ids.push(id)));
+    expect(ids.length).toBe(1);
+    expect(new Set(ids).size).toBe(ids.length);
+  }, 60_000);
 
   it('reads the cloud whole when a consumer holds allocations in both cells, and finds the same', async () => {
     const p = d.knex('placement');

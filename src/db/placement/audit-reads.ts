@@ -96,9 +96,20 @@ export async function eachAllocationRowOn(db: Knex, providerIds: readonly number
   for (const batch of chunk(providerIds)) for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('resource_provider_id', batch)) as AllocationRow[]) handOver(r, onRow);
 }
 
-/** Every allocation of these consumers, row by row; an id is asked as the database compares it, so the caller keeps the ids it asked for exactly. */
+/**
+ * Every allocation of these consumers, row by row, each row once. An id is
+ * asked as the database compares it, so the caller keeps the ids it asked
+ * for exactly; and a row of 'ABC' comes back for 'abc' too (MariaDB), so one
+ * that came for an id of an earlier batch is not handed over again.
+ */
 export async function eachAllocationRowOf(db: Knex, consumerUuids: readonly string[], onRow: OnAllocationRow): Promise<void> {
-  for (const batch of chunk(consumerUuids)) for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]) handOver(r, onRow);
+  const seen = new Set<number>();
+  for (const batch of chunk(consumerUuids))
+    for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('consumer_id', batch)) as AllocationRow[]) {
+      if (seen.has(Number(r.id))) continue;
+      seen.add(Number(r.id));
+      handOver(r, onRow);
+    }
 }
 
 function handOver(r: AllocationRow, onRow: OnAllocationRow): void {

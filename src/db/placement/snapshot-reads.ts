@@ -362,14 +362,6 @@ export async function readAllocationsOfConsumers(db: Knex, pool: StringPool, cla
   return [...byId.values()].sort((a, b) => a.id - b.id);
 }
 
-/** Every allocation on these providers, in id order, by IN lists of at most BATCH_SIZE. */
-export async function readAllocationsOn(db: Knex, pool: StringPool, classNames: ReadonlyMap<number, string>, providerIds: readonly number[]): Promise<AllocationRec[]> {
-  const out: AllocationRec[] = [];
-  for (const batch of chunk(providerIds))
-    for (const r of (await db('allocations').select(...ALLOCATION_COLUMNS).whereIn('resource_provider_id', batch)) as AllocationRow[]) out.push(allocationRecord(r, classNames, pool.get(r.consumer_id)));
-  return out.sort((a, b) => a.id - b.id);
-}
-
 /** The consumer rows of these uuids, in id order (asked as readAllocationsOfConsumers asks). */
 export async function readConsumersOf(db: Knex, pool: StringPool, uuids: readonly string[]): Promise<ConsumerRec[]> {
   const byId = new Map<number, ConsumerRec>();
