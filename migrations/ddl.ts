@@ -5,12 +5,14 @@ import type { Knex } from 'knex';
 
 export type MigrationDialect = 'mysql' | 'sqlite';
 
-// The knex handle is untyped inside migrations (knex's own `client` is `any`).
+// knex's own dialect name (`client` is `any` in knex's types): 'mysql' for
+// mysql2 too, 'sqlite3' for better-sqlite3 too and for the tool's SQLite
+// client (src/db/knex-factory.ts sqliteClient), whose config names a class.
 export function dialectOf(knex: Knex): MigrationDialect {
-  const client: unknown = knex.client.config.client;
-  if (client === 'mysql2' || client === 'mysql') return 'mysql';
-  if (client === 'better-sqlite3' || client === 'sqlite3') return 'sqlite';
-  throw new Error(`nova-reconcile migrations support MySQL/MariaDB and SQLite, not ${String(client)}`);
+  const dialect: unknown = (knex.client as { dialect?: unknown }).dialect;
+  if (dialect === 'mysql') return 'mysql';
+  if (dialect === 'sqlite3') return 'sqlite';
+  throw new Error(`nova-reconcile migrations support MySQL/MariaDB and SQLite, not ${String(dialect)}`);
 }
 
 /**

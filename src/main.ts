@@ -8,6 +8,7 @@ import { signalExitCode } from './cli/context.js';
 import { VERSION, VERSION_ARGUMENTS } from './cli/version.js';
 
 const argv = process.argv.slice(2);
+quietBuiltinSqliteWarning();
 // Process start is the floor of every run: the version alone is
 // printed before the dispatcher, the commands, commander and chalk are
 // loaded (the bundle keeps them in a chunk of their own). With any other
@@ -17,6 +18,22 @@ const code = argv.length === 1 && VERSION_ARGUMENTS.includes(argv[0] ?? '') ? pr
 // idle handle can keep a cron job alive and no output is cut short.
 process.exitCode = code;
 process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+
+/**
+ * Node.js 22 warns, once per process, that its built-in SQLite (the
+ * sandbox's driver when better-sqlite3 is absent, db/sqlite-driver.ts) is
+ * experimental. The line says nothing an operator can act on, and it would
+ * make a run's stderr differ from one on better-sqlite3; every other warning
+ * is printed as Node.js prints it.
+ */
+function quietBuiltinSqliteWarning(): void {
+  const printers = process.listeners('warning');
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    if (warning.name === 'ExperimentalWarning' && warning.message.startsWith('SQLite is an experimental feature')) return;
+    for (const print of printers) print.call(process, warning);
+  });
+}
 
 function printVersion(): number {
   process.stdout.write(`${VERSION}\n`);

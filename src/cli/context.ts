@@ -1,5 +1,6 @@
 // What a command may use of the outside world. src/main.ts builds it from
 // `process`; nothing else touches process.
+import { wantSqliteDriver } from '../db/sqlite-driver.js';
 
 export interface Output {
   write(text: string): void;
@@ -54,4 +55,15 @@ export function signalExitCode(reason: unknown): number {
 /** NOVA_RECONCILE_AUDIT_WHOLE=1, a developer's switch (CONTRIBUTING.md): audit reads every cell at once, to compare with its walk by cell. */
 export function auditReadsWhole(ctx: Pick<RunContext, 'env'>): boolean {
   return ctx.env['NOVA_RECONCILE_AUDIT_WHOLE'] === '1';
+}
+
+/**
+ * NOVA_RECONCILE_SQLITE_DRIVER=better-sqlite3|node:sqlite, a developer's
+ * switch (CONTRIBUTING.md): SQLite is opened with that driver or not at all
+ * (db/sqlite-driver.ts), so that a test knows which one ran. Unset, the
+ * first that serves is taken.
+ */
+export function useSqliteDriverSwitch(ctx: Pick<RunContext, 'env'>): void {
+  const name = ctx.env['NOVA_RECONCILE_SQLITE_DRIVER'];
+  wantSqliteDriver(name === undefined || name === '' ? undefined : name);
 }

@@ -3,9 +3,9 @@
 // connect timeouts, and session settings that match oslo.db's: UTC and
 // sql_mode=TRADITIONAL. Every statement is counted for `--stats`.
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Knex } from 'knex';
-import { createKnex } from './knex-factory.js';
+import { createKnex, sqliteClient } from './knex-factory.js';
+import { sqliteDriver } from './sqlite-driver.js';
 import type { DbTarget } from '../config/types.js';
 import { ReconcileError } from '../errors.js';
 import { describeDriverError, isGaleraNotReadyError } from './driver-errors.js';
@@ -60,9 +60,9 @@ const openWriters = new WeakMap<Database, () => Knex | undefined>();
  */
 export async function openDatabase(target: DbTarget, options: OpenOptions): Promise<Database> {
   const label = `${options.role} ${target.display}`;
-  if (target.kind === 'sqlite') requireSqliteDriver(`the ${label}`);
+  if (target.kind === 'sqlite') sqliteDriver(`the ${label}`);
   if (target.kind === 'sqlite' && target.filename !== ':memory:' && !existsSync(target.filename)) {
-    // better-sqlite3 would silently create an empty file; a typo must not.
+    // SQLite would silently create an empty file; a typo must not.
     throw new ReconcileError('connection', `cannot open the ${label}: file ${target.filename} does not exist`, { hint: connectionHint(target) });
   }
   const timeoutMs = Math.max(1, Math.round(options.connectTimeout * 1000));
@@ -70,7 +70,7 @@ export async function openDatabase(target: DbTarget, options: OpenOptions): Prom
     k.on('query', () => {
       roundTrips.count += 1;
     });
-  const knex = countRoundTrips(target.kind === 'mysql' ? mysqlKnex(target, timeoutMs, options.poolMax ?? 2, false) : sqliteKnex(target, timeoutMs));
+  const knex = countRoundTrips(target.kind === 'mysql' ? mysqlKnex(target, timeoutMs, options.poolMax ?? 2, false) : sqliteKnex(target, label, timeoutMs));
   let writer: Knex | undefined;
   const db: Database = {
     knex,
@@ -227,9 +227,9 @@ interface MysqlConn {
   query(sql: string, cb: (err: Error | null, rows?: unknown) => void): void;
 }
 
-function sqliteKnex(target: Extract<DbTarget, { kind: 'sqlite' }>, timeoutMs: number): Knex {
+function sqliteKnex(target: Extract<DbTarget, { kind: 'sqlite' }>, label: string, timeoutMs: number): Knex {
   return createKnex({
-    client: 'better-sqlite3',
+    client: sqliteClient(sqliteDriver(`the ${label}`).Database),
     connection: { filename: target.filename },
     useNullAsDefault: true,
     pool: {
@@ -250,51 +250,6 @@ function sqliteKnex(target: Extract<DbTarget, { kind: 'sqlite' }>, timeoutMs: nu
     log: KNEX_LOG,
   });
 }
-
-/**
- * better-sqlite3 is an optional dependency: only the sandbox, sqlite:// URLs
- * and the tests need it, and it compiles a native module on install (a C++
- * toolchain and the Node.js headers), which a controller that talks only to
- * MySQL/MariaDB should not need; npm skips it when that build fails. Nothing
- * imports it at load time: knex requires a client's driver only when a knex
- * instance of that client is made (knex/lib/client.js initializeDriver), and
- * only sqliteKnex and the SQLite lock make one. knex's own message when it is
- * missing ("Knex: run $ npm install better-sqlite3 --save") is wrong for an
- * installed CLI, and a package whose native part was never built (installed
- * with --ignore-scripts) or was built for another Node.js fails only at the
- * first connection, with a stack: so it is loaded and tried here first, and
- * either failure is said in one line. Resolved from here, as knex resolves
- * it: a global `npm install -g better-sqlite3` in the same prefix is found
- * (…/lib/node_modules is on the lookup path of every global package).
- */
-export function requireSqliteDriver(what: string): void {
-  if (sqliteDriverChecked) return;
-  const require = createRequire(import.meta.url);
-  let Driver: new (filename: string) => { close(): void };
-  try {
-    require.resolve('better-sqlite3');
-  } catch (err) {
-    throw new ReconcileError('config', `${what} needs the SQLite driver better-sqlite3, an optional dependency that is not installed`, {
-      hint: 'install it with `npm install -g better-sqlite3` (it compiles a native module: a C++ toolchain and the Node.js headers), or reinstall nova-reconcile without --omit=optional',
-      tag: 'sqlite-driver-missing',
-      cause: err,
-    });
-  }
-  try {
-    Driver = require('better-sqlite3') as typeof Driver;
-    new Driver(':memory:').close();
-  } catch (err) {
-    const reason = err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err);
-    throw new ReconcileError('config', `${what} needs the SQLite driver better-sqlite3, which is installed but cannot be loaded: ${reason}`, {
-      hint: 'build it for this Node.js with `npm rebuild better-sqlite3` in the directory nova-reconcile is installed in (a C++ toolchain and the Node.js headers)',
-      tag: 'sqlite-driver-missing',
-      cause: err,
-    });
-  }
-  sqliteDriverChecked = true;
-}
-
-let sqliteDriverChecked = false;
 
 /** SQLAlchemy/PyMySQL charset names to mysql2's collation-flavoured names. */
 function mysqlCharset(charset: string): string {

@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
+import { ReconcileError } from '../errors.js';
 import { loadCommonJs } from './code-cache.js';
 
 // In the bundle (scripts/bundle.mjs) knex and mysql2 are one file beside this
@@ -30,4 +31,39 @@ function loadKnex(): KnexFactory {
 export function createKnex(config: Knex.Config): Knex {
   factory ??= loadKnex();
   return factory(config);
+}
+
+/** A knex client class: what `config.client` takes besides a dialect's name. */
+export type KnexClientClass = typeof Knex.Client;
+let sqliteDialect: KnexClientClass | undefined;
+
+/**
+ * knex's better-sqlite3 dialect, driving the SQLite driver given instead of
+ * the better-sqlite3 package it would require (sqlite-driver.ts chooses:
+ * better-sqlite3, or Node's built-in SQLite shaped as it). The dialect's
+ * class is reached through a knex instance made without a connection, which
+ * loads no driver (knex/lib/client.js initializes the driver only with a
+ * connection); its `_driver()` is the one method that names the package.
+ */
+export function sqliteClient(driver: unknown): KnexClientClass {
+  factory ??= loadKnex();
+  sqliteDialect ??= (factory({ client: 'better-sqlite3', useNullAsDefault: true }).client as { constructor: KnexClientClass }).constructor;
+  return class NovaReconcileSqlite extends sqliteDialect {
+    _driver(): unknown {
+      return driver;
+    }
+  };
+}
+
+/**
+ * The dialect of a knex instance, as this tool names it: knex's own
+ * `client.dialect`, the same for the drivers of one dialect (mysql2 extends
+ * mysql; better-sqlite3, and the client of sqliteClient, extend sqlite3).
+ */
+export function knexDialect(db: Knex): 'mysql' | 'sqlite' {
+  // knex types its client as `any`; read it into unknown at once.
+  const dialect: unknown = (db.client as { dialect?: unknown }).dialect;
+  if (dialect === 'mysql') return 'mysql';
+  if (dialect === 'sqlite3') return 'sqlite';
+  throw new ReconcileError('internal', `unsupported database dialect ${String(dialect)}: nova-reconcile opens MySQL/MariaDB and SQLite`);
 }

@@ -6,9 +6,10 @@
 // API database: the OS releases it on exit.
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createKnex } from './knex-factory.js';
 import { ReconcileError } from '../errors.js';
-import { isGalera, requireSqliteDriver, type Database } from './connect.js';
+import { isGalera, type Database } from './connect.js';
+import { createKnex, sqliteClient } from './knex-factory.js';
+import { sqliteDriver } from './sqlite-driver.js';
 import { withLeaseLock } from './lease-lock.js';
 
 export interface SessionLockOptions {
@@ -66,9 +67,8 @@ async function withMysqlLock<T>(knex: Knex, name: string, timeoutSec: number, fn
 async function withSqliteLock<T>(api: Database, name: string, timeoutSec: number, fn: () => Promise<T>): Promise<T> {
   if (api.target.kind !== 'sqlite') throw new ReconcileError('internal', 'sqlite lock on a non-sqlite database');
   const file = `${api.target.filename}.${name.replace(/[^A-Za-z0-9_-]/g, '_')}.lock`;
-  requireSqliteDriver('the SQLite session lock');
   const lockDb = createKnex({
-    client: 'better-sqlite3',
+    client: sqliteClient(sqliteDriver('the SQLite session lock').Database),
     connection: { filename: file },
     useNullAsDefault: true,
     pool: {

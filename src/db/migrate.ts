@@ -5,6 +5,7 @@ import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
 import { ReconcileError } from '../errors.js';
+import { knexDialect } from './knex-factory.js';
 
 export type SchemaKind = 'api' | 'cell' | 'placement';
 
@@ -33,14 +34,13 @@ export async function migrateSchema(db: Knex, kind: SchemaKind): Promise<void> {
     getMigrationName: (file) => file.name,
     getMigration: async (file) => loadMigration(file),
   };
-  const client: unknown = db.client.config.client;
   await db.migrate.latest({
     tableName: MIGRATIONS_TABLE,
     migrationSource: source,
     // MySQL commits every CREATE TABLE implicitly, so a transaction around a
     // migration would only pretend to be atomic (knex warns about it, #805).
     // SQLite's DDL is transactional: keep it there.
-    disableTransactions: client === 'mysql2' || client === 'mysql',
+    disableTransactions: knexDialect(db) === 'mysql',
     // The directory differs between dist/ and the sources, and a sandbox may
     // be migrated by an older build: never refuse because of that.
     disableMigrationsListValidation: true,

@@ -5,6 +5,7 @@
 // deployment's size.
 import type { Knex } from 'knex';
 import { ReconcileError } from '../errors.js';
+import { knexDialect } from './knex-factory.js';
 import type { SchemaKind } from './migrate.js';
 import { REQUIRED_SCHEMA, type SchemaManifest } from './schema-manifest.js';
 
@@ -113,7 +114,7 @@ async function readPresentSchema(
   tables: readonly string[],
   display: string,
 ): Promise<{ present: PresentSchema; hasForeignTables: boolean; hasAlembic: boolean }> {
-  const dialect = dialectOf(db);
+  const dialect = knexDialect(db);
   let rows: readonly ColumnRow[];
   try {
     rows = dialect === 'mysql' ? await readMysqlColumns(db, tables) : await readSqliteColumns(db);
@@ -175,10 +176,3 @@ function toColumnRows(rows: unknown): ColumnRow[] {
   });
 }
 
-function dialectOf(db: Knex): 'mysql' | 'sqlite' {
-  // knex types its client as `any`; read it into unknown at once.
-  const client: unknown = db.client.config.client;
-  if (client === 'mysql2' || client === 'mysql') return 'mysql';
-  if (client === 'better-sqlite3' || client === 'sqlite3') return 'sqlite';
-  throw new ReconcileError('internal', `unsupported database client ${String(client)}`);
-}

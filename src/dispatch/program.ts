@@ -8,7 +8,7 @@ import { loadConfig } from '../config/load-config.js';
 import type { ConfigSource, NovaConfig } from '../config/types.js';
 import { ReconcileError } from '../errors.js';
 import { expandOptionPrefixes, extractGlobalArgs, type GlobalArgs } from '../cli/argv.js';
-import type { RunContext } from '../cli/context.js';
+import { useSqliteDriverSwitch, type RunContext } from '../cli/context.js';
 import { exitCodeFor, type CommandFamily } from '../cli/exit-codes.js';
 import { stringOption } from '../cli/options.js';
 import { TABLE_WIDTH_OPTIONS, tableWidth } from '../cli/table-width.js';
@@ -43,6 +43,7 @@ export async function runCli(argv: readonly string[], ctx: RunContext): Promise<
     configSources: [],
     log: undefined,
   };
+  useSqliteDriverSwitch(ctx);
   try {
     return await dispatch(argv, ctx, state);
   } catch (err) {

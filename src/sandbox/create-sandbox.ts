@@ -8,7 +8,8 @@ import { describeFileError, makeDirectories } from '../files.js';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Knex } from 'knex';
 import { parseDbUrl } from '../config/db-url.js';
-import { closeDatabase, openDatabase, requireSqliteDriver, type Database } from '../db/connect.js';
+import { closeDatabase, openDatabase, type Database } from '../db/connect.js';
+import { sqliteDriver } from '../db/sqlite-driver.js';
 import { CELL0_UUID } from '../db/deployment-databases.js';
 import { migrateSchema, type SchemaKind } from '../db/migrate.js';
 import { ReconcileError } from '../errors.js';
@@ -94,7 +95,7 @@ export async function createSandbox(dir: string, scenarioName: string, opts: Cre
   const root = isAbsolute(dir) ? dir : resolve(dir);
   checkPathIsUsable(root);
   // Before DIR is touched: an install without the optional driver leaves nothing behind.
-  requireSqliteDriver('sandbox create');
+  sqliteDriver('sandbox create');
   const progress = opts.progress ?? (() => undefined);
   const replaced = await prepareDirectory(root, opts.force ?? false);
 

@@ -4,6 +4,7 @@
 // hosts take seconds, not the minutes that row-at-a-time inserts would.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { knexDialect } from '../db/knex-factory.js';
 
 export interface ScaleDatabases {
   readonly api: Knex;
@@ -175,13 +176,13 @@ function computeNodeRow(host: string, serviceId: number, ironic: boolean, mapped
 
 /** Multi-row INSERTs of `rows`, in chunks sized for the engine. */
 export async function insertChunked(db: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
-  const size = isSqlite(db) ? SQLITE_CHUNK : MYSQL_CHUNK;
+  const size = knexDialect(db) === 'sqlite' ? SQLITE_CHUNK : MYSQL_CHUNK;
   for (let i = 0; i < rows.length; i += size) await db(table).insert(rows.slice(i, i + size));
 }
 
 async function readServiceIds(db: Knex, hosts: readonly string[]): Promise<Map<string, number>> {
   const ids = new Map<string, number>();
-  const size = isSqlite(db) ? SQLITE_CHUNK : MYSQL_CHUNK;
+  const size = knexDialect(db) === 'sqlite' ? SQLITE_CHUNK : MYSQL_CHUNK;
   for (let i = 0; i < hosts.length; i += size) {
     const rows = (await db('services')
       .select('id', 'host')
@@ -192,10 +193,6 @@ async function readServiceIds(db: Knex, hosts: readonly string[]): Promise<Map<s
   return ids;
 }
 
-function isSqlite(db: Knex): boolean {
-  const client: unknown = db.client.config.client;
-  return client === 'better-sqlite3' || client === 'sqlite3';
-}
 
 /** Nova's naive-UTC timestamp format. */
 function utcNow(): string {

@@ -1,21 +1,21 @@
 // The package an operator installs (issue 12): HEAD exported alone, packed
-// with `npm pack` (prepack builds it), installed from the tarball into
-// temporary prefixes, and run from there as an operator runs it.
+// with `npm pack` (prepack builds it), installed from the tarball with
+// `npm install -g --prefix G`, the operator's path (the bin on PATH, the man
+// page under G/share/man), and run from there as an operator runs it.
 //
-// Two installs, because npm ignores --omit=optional for a global install of a
-// tarball (npm/cli#8284, open):
-// - global (`npm install -g --prefix G`), the operator's path: the bin on
-//   PATH, the man page under G/share/man. --ignore-scripts keeps better-sqlite3
-//   from compiling for minutes here, so it is present but unbuilt, as after a
-//   Node.js upgrade: the SQLite commands must say so in one line.
-// - local with --omit=optional (`npm install --prefix L`), where npm does
-//   omit it: no better-sqlite3 at all, and every MySQL command still works.
+// The tarball depends on nothing with an install script (issue 38): npm
+// installs it without a warning, and without better-sqlite3. SQLite (the
+// sandbox, sqlite:// URLs) then runs on Node's built-in SQLite where this
+// Node.js has it (22.16 and later: the LTS step of .ci/run), and says in one
+// line what to do where it has not (Node.js 20); better-sqlite3 installed
+// beside it, as `npm install -g better-sqlite3` puts it, serves too.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/cli/version.js';
+import { loadNodeSqlite } from '../../src/db/node-sqlite.js';
 import { runBin } from '../helpers/cli.js';
 import { describeMysql } from '../helpers/mysql.js';
 import { exportHead, linkNodeModules, npmEnv, REPO, run, type Export, type Run } from '../helpers/repo-export.js';
@@ -25,9 +25,7 @@ let ex: Export;
 let tarball: string;
 let packedFiles: string[];
 let globalPrefix: string;
-let localPrefix: string;
-
-const NPM_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'];
+let globalInstall: Run;
 
 beforeAll(() => {
   ex = exportHead('pack');
@@ -42,13 +40,9 @@ beforeAll(() => {
   packedFiles = first.files.map((f) => f.path).sort();
 
   globalPrefix = join(ex.root, 'global');
-  const g = run('npm', ['install', '-g', '--prefix', globalPrefix, '--omit=optional', '--ignore-scripts', ...NPM_FLAGS, tarball], { cwd: ex.root, env: npmEnv() });
-  if (g.code !== 0) throw new Error(`npm install -g failed (${g.code}): ${g.stderr}`);
-
-  localPrefix = join(ex.root, 'local');
-  mkdirSync(localPrefix);
-  const l = run('npm', ['install', '--prefix', localPrefix, '--omit=optional', '--no-save', ...NPM_FLAGS, tarball], { cwd: localPrefix, env: npmEnv() });
-  if (l.code !== 0) throw new Error(`npm install --omit=optional failed (${l.code}): ${l.stderr}`);
+  // --loglevel=warn: what an operator sees of npm's warnings (the default shows them too).
+  globalInstall = run('npm', ['install', '-g', '--prefix', globalPrefix, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=warn', tarball], { cwd: ex.root, env: npmEnv() });
+  if (globalInstall.code !== 0) throw new Error(`npm install -g failed (${globalInstall.code}): ${globalInstall.stderr}`);
 }, 600_000);
 
 afterAll(() => {
@@ -56,7 +50,10 @@ afterAll(() => {
 });
 
 const globalBin = (): string => join(globalPrefix, 'bin', 'nova-reconcile');
-const localBin = (): string => join(localPrefix, 'node_modules', '.bin', 'nova-reconcile');
+/** Where `npm install -g` puts packages: nova-reconcile, and better-sqlite3 when an operator adds it. */
+const globalModules = (): string => join(globalPrefix, 'lib', 'node_modules');
+/** This Node.js has a built-in SQLite the tool can use (Node.js 22.16 and later). */
+const BUILTIN_SQLITE = 'module' in loadNodeSqlite();
 
 /** Run an installed nova-reconcile through its own shebang, with this test's Node.js first on PATH. */
 function installed(bin: string, args: readonly string[], extraEnv: Record<string, string> = {}): Run {
@@ -142,61 +139,56 @@ describe('npm install -g of the tarball', () => {
     expect(byName.stdout).toBe(byFile.stdout);
   });
 
-  it('sandbox create with an unbuilt better-sqlite3 fails in one line, exit 2, DIR untouched', () => {
-    const dir = join(ex.root, 'sbx-global');
+  it('installs without a warning, and installs nothing that runs an install script (no better-sqlite3)', () => {
+    expect(globalInstall.stderr).toBe('');
+    expect(readdirSync(globalModules()).filter((n) => !n.startsWith('.'))).toEqual(['nova-reconcile']);
+    const tree = join(globalModules(), 'nova-reconcile', 'node_modules');
+    const installedPackages = readdirSync(tree).filter((n) => !n.startsWith('.'));
+    expect(installedPackages).toContain('commander');
+    expect(installedPackages).not.toContain('better-sqlite3');
+    for (const name of installedPackages) {
+      const pkg = JSON.parse(readFileSync(join(tree, name, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+      for (const hook of ['preinstall', 'install', 'postinstall']) expect(pkg.scripts?.[hook], `${name} ${hook}`).toBeUndefined();
+      expect(existsSync(join(tree, name, 'binding.gyp')), `${name} binding.gyp`).toBe(false);
+    }
+  });
+});
+
+describe('SQLite from the installed package, without better-sqlite3', () => {
+  it.runIf(BUILTIN_SQLITE)('sandbox create and audit run on Node.js\'s built-in SQLite', () => {
+    const dir = join(ex.root, 'sbx-builtin');
+    const created = installed(globalBin(), ['sandbox', 'create', dir, '--scenario', 'deleted-ironic-node']);
+    expect(created.stderr).not.toMatch(/error|warning/i);
+    expect(created.code).toBe(0);
+    const audit = installed(globalBin(), ['--config-file', join(dir, 'nova.conf'), 'audit', '--ironic-nodes', join(dir, 'ironic-nodes.json'), '--format', 'json']);
+    expect(audit.stderr).toBe('');
+    expect(audit.code).toBe(3);
+    expect((JSON.parse(audit.stdout) as { findings: Array<{ kind: string }> }).findings.map((f) => f.kind).sort()).toEqual(['orphan-node-ironic-deleted', 'orphan-node-service-deleted']);
+  });
+
+  it.skipIf(BUILTIN_SQLITE)('sandbox create says in one line what to do, exit 2, and leaves DIR untouched', () => {
+    const dir = join(ex.root, 'sbx-none');
     const r = installed(globalBin(), ['sandbox', 'create', dir]);
-    expect(r.code).toBe(2);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^nova-reconcile: error: sandbox create needs the SQLite driver better-sqlite3, which is installed but cannot be loaded: .*npm rebuild better-sqlite3.*\)\n$/);
-    expect(existsSync(dir)).toBe(false);
-  });
-});
-
-// knex, mysql2 and their dependencies are in dist/src/bundle/db-drivers.cjs:
-// installing them again would only add some 75 packages nothing loads.
-describe('the packages the bundle holds', () => {
-  const BUNDLED = ['knex', 'mysql2', 'lodash', 'iconv-lite'];
-  it('are not installed by either install', () => {
-    const trees = [join(globalPrefix, 'lib', 'node_modules'), join(globalPrefix, 'lib', 'node_modules', 'nova-reconcile', 'node_modules'), join(localPrefix, 'node_modules')];
-    for (const tree of trees) for (const name of BUNDLED) expect(existsSync(join(tree, name)), join(tree, name)).toBe(false);
-  });
-
-  it('are not dependencies of the packed package.json', () => {
-    const pkg = JSON.parse(readFileSync(join(globalPrefix, 'lib', 'node_modules', 'nova-reconcile', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['chalk', 'commander']);
-  });
-});
-
-describe('npm install --omit=optional of the tarball', () => {
-  it('installs no better-sqlite3', () => {
-    expect(readdirSync(join(localPrefix, 'node_modules'))).toContain('commander');
-    expect(existsSync(join(localPrefix, 'node_modules', 'better-sqlite3'))).toBe(false);
-    expect(installed(localBin(), ['--version']).stdout).toBe(`${VERSION}\n`);
-  });
-
-  it('sandbox create says in one line what to install, exit 2, and leaves DIR untouched', () => {
-    const dir = join(ex.root, 'sbx-local');
-    const r = installed(localBin(), ['sandbox', 'create', dir]);
     expect(r).toEqual({
       code: 2,
       stdout: '',
       stderr:
-        'nova-reconcile: error: sandbox create needs the SQLite driver better-sqlite3, an optional dependency that is not installed ' +
-        '(install it with `npm install -g better-sqlite3` (it compiles a native module: a C++ toolchain and the Node.js headers), ' +
-        'or reinstall nova-reconcile without --omit=optional)\n',
+        'nova-reconcile: error: sandbox create needs an SQLite driver, and there is none: this Node.js has no built-in SQLite (node:sqlite came in Node.js 22), ' +
+        'and better-sqlite3 is not installed (run it with Node.js 22.16 or later, or install better-sqlite3 beside it with ' +
+        '`npm install -g better-sqlite3` (it compiles a native module: a C++ toolchain and the Node.js headers))\n',
     });
     expect(existsSync(dir)).toBe(false);
   });
 
-  it('a sqlite:// URL fails as nova-manage fails (An error has occurred, exit 255), naming the driver', () => {
+  it.skipIf(BUILTIN_SQLITE)('a sqlite:// URL fails as nova-manage fails (An error has occurred, exit 255), naming what is missing', () => {
     const conf = join(ex.root, 'sqlite-nova.conf');
     writeFileSync(conf, `[api_database]\nconnection = sqlite:///${join(ex.root, 'api.sqlite')}\n`);
-    const r = installed(localBin(), ['--config-file', conf, 'cell_v2', 'list_cells']);
+    const r = installed(globalBin(), ['--config-file', conf, 'cell_v2', 'list_cells']);
     expect(r.code).toBe(255);
-    expect(r.stdout).toMatch(/^An error has occurred:\nthe API database sqlite:\/\/\/.* needs the SQLite driver better-sqlite3, an optional dependency that is not installed\n$/);
+    expect(r.stdout).toMatch(/^An error has occurred:\nthe API database sqlite:\/\/\/.* needs an SQLite driver, and there is none: .* better-sqlite3 is not installed\n$/);
   });
 
-  // The checkout's compiled better-sqlite3 stands in for `npm install better-sqlite3`
+  // The checkout's compiled better-sqlite3 stands in for `npm install -g better-sqlite3`
   // (a real one compiles for minutes); it only loads in the Node.js it was built for.
   const devDriverLoads = ((): boolean => {
     try {
@@ -207,18 +199,33 @@ describe('npm install --omit=optional of the tarball', () => {
       return false;
     }
   })();
-  it.runIf(devDriverLoads)('with better-sqlite3 added beside it, sandbox create works (it is loaded only when needed)', () => {
-    const link = join(localPrefix, 'node_modules', 'better-sqlite3');
+  it.runIf(devDriverLoads)('with better-sqlite3 installed beside it (a global sibling), sandbox create runs on it', () => {
+    const link = join(globalModules(), 'better-sqlite3');
     symlinkSync(join(REPO, 'node_modules', 'better-sqlite3'), link);
     try {
       const dir = join(ex.root, 'sbx-after');
-      const r = installed(localBin(), ['sandbox', 'create', dir, '--scenario', 'empty']);
+      const r = installed(globalBin(), ['sandbox', 'create', dir, '--scenario', 'empty'], { NOVA_RECONCILE_SQLITE_DRIVER: 'better-sqlite3' });
       expect(r.stderr).not.toContain('error');
       expect(r.code).toBe(0);
       expect(existsSync(join(dir, 'nova.conf'))).toBe(true);
     } finally {
       rmSync(link);
     }
+  });
+});
+
+// knex, mysql2 and their dependencies are in dist/src/bundle/db-drivers.cjs:
+// installing them again would only add some 75 packages nothing loads.
+describe('the packages the bundle holds', () => {
+  const BUNDLED = ['knex', 'mysql2', 'lodash', 'iconv-lite'];
+  it('are not installed', () => {
+    const trees = [globalModules(), join(globalModules(), 'nova-reconcile', 'node_modules')];
+    for (const tree of trees) for (const name of BUNDLED) expect(existsSync(join(tree, name)), join(tree, name)).toBe(false);
+  });
+
+  it('are not dependencies of the packed package.json', () => {
+    const pkg = JSON.parse(readFileSync(join(globalPrefix, 'lib', 'node_modules', 'nova-reconcile', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['chalk', 'commander']);
   });
 });
 
@@ -231,18 +238,16 @@ describeMysql('the installed CLI against MariaDB', () => {
     await d?.cleanup();
   });
 
-  it('cell_v2 list_cells from both installs prints what the checkout prints, without better-sqlite3 loaded', async () => {
+  it('cell_v2 list_cells prints what the checkout prints', async () => {
     const expected = await runBin([...d.args, 'cell_v2', 'list_cells']);
     expect(expected.code).toBe(0);
     expect(expected.stdout).toContain('cell1');
-    for (const bin of [globalBin(), localBin()]) {
-      expect(installed(bin, [...d.args, 'cell_v2', 'list_cells'])).toEqual({ code: 0, stdout: expected.stdout, stderr: '' });
-    }
+    expect(installed(globalBin(), [...d.args, 'cell_v2', 'list_cells'])).toEqual({ code: 0, stdout: expected.stdout, stderr: '' });
   });
 
-  it('a reconciliation command (audit) runs from the --omit=optional install', async () => {
+  it('a reconciliation command (audit) prints what the checkout prints', async () => {
     const expected = await runBin([...d.args, 'audit', '--format', 'json']);
-    const r = installed(localBin(), [...d.args, 'audit', '--format', 'json']);
+    const r = installed(globalBin(), [...d.args, 'audit', '--format', 'json']);
     expect(r.code).toBe(expected.code);
     expect(r.stdout).toBe(expected.stdout);
   });

@@ -1,6 +1,7 @@
 // What every row writer shares: the insert helpers and Nova's JSON spelling.
 import type { Knex } from 'knex';
 import { chunk } from '../../db/batches.js';
+import { knexDialect } from '../../db/knex-factory.js';
 
 /**
  * knex compiles a multi-row INSERT for SQLite as one compound
@@ -15,11 +16,7 @@ export type Row = Record<string, string | number | null>;
 export type Dialect = 'mysql' | 'sqlite';
 
 export function dialectOf(db: Knex): Dialect {
-  // knex types its client as `any`; read it as unknown.
-  const client: unknown = db.client.config.client;
-  if (client === 'mysql2' || client === 'mysql') return 'mysql';
-  if (client === 'better-sqlite3' || client === 'sqlite3') return 'sqlite';
-  throw new Error(`sandbox rows support MySQL/MariaDB and SQLite, not ${String(client)}`);
+  return knexDialect(db);
 }
 
 /** Both drivers answer a single-row insert with [insertId]. */
