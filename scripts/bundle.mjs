@@ -22,8 +22,9 @@
 // dialects only the ones nova-reconcile opens are bundled (mysql2 and
 // better-sqlite3, with the mysql and sqlite3 dialects they extend); the others
 // are replaced by a module that throws, so that no driver we never load is
-// looked for. better-sqlite3 stays external: it is a native module, and
-// optional.
+// looked for. better-sqlite3 stays external: it is a native module, not a
+// dependency of the package, and src/db/knex-factory.ts hands the dialect the
+// driver src/db/sqlite-driver.ts chose (better-sqlite3 or node:sqlite).
 // The drivers' file is compiled from a V8 code cache written at the end of
 // this build (src/db/code-cache.ts; bench/README.md has what it saves and
 // when it is not used).

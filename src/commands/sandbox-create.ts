@@ -43,7 +43,7 @@ export const sandboxCreateCommand: CommandSpec<SandboxCreateOptions> = {
     3: null,
     4: null,
     5: null,
-    2: 'the SQLite driver better-sqlite3, an optional dependency, is not installed (`npm install -g better-sqlite3`) or cannot be loaded; DIR is not touched',
+    2: 'no SQLite driver: this Node.js has no built-in SQLite (it needs 22.16 or later) and better-sqlite3 is not installed beside nova-reconcile (`npm install -g better-sqlite3`) or cannot be loaded; DIR is not touched',
     127: 'unknown scenario; DIR is not empty (or holds a sandbox and --force was not given); DIR cannot be written',
     130: 'interrupted by Ctrl-C (SIGINT): DIR may hold part of a sandbox; run the same command again with --force to replace it',
     143: 'stopped by SIGTERM, as for 130',
