@@ -13,8 +13,10 @@
 // Node.js 20 has no built-in SQLite: there this file is skipped, and .ci/run
 // runs it on the LTS Node.js (test/package).
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadNodeSqlite } from '../../src/db/node-sqlite.js';
 import { REPO, run, type Run } from '../helpers/repo-export.js';
 
@@ -40,11 +42,12 @@ function nodeWithBetterSqlite3(): string | undefined {
   return undefined;
 }
 
-function demo(node: string, driver: 'node:sqlite' | 'better-sqlite3'): Run {
+/** The demo, with its sandboxes under `tmp` (it keeps them for the reader: the test removes them). */
+function demo(node: string, driver: 'node:sqlite' | 'better-sqlite3', tmp: string): Run {
   // The demo runs bin/nova-reconcile through its shebang: `node` on PATH is this one.
   return run(node, [join(REPO, 'scripts', 'demo.mjs')], {
     cwd: REPO,
-    env: { PATH: `${dirname(node)}:${process.env['PATH'] ?? ''}`, HOME: '/nonexistent-home', NOVA_RECONCILE_SQLITE_DRIVER: driver },
+    env: { PATH: `${dirname(node)}:${process.env['PATH'] ?? ''}`, HOME: '/nonexistent-home', TMPDIR: tmp, NOVA_RECONCILE_SQLITE_DRIVER: driver },
     timeoutMs: 300_000,
   });
 }
@@ -59,9 +62,14 @@ function comparable(text: string): string {
 
 describe.runIf(BUILTIN_SQLITE)("the demo on Node.js's built-in SQLite", () => {
   let builtin: Run;
+  let tmp: string;
+  beforeAll(() => {
+    tmp = mkdtempSync(join(tmpdir(), 'nova-reconcile-test-demo-'));
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
   it('passes every step', () => {
-    builtin = demo(process.execPath, 'node:sqlite');
+    builtin = demo(process.execPath, 'node:sqlite', tmp);
     expect(builtin.stderr).toBe('');
     expect(builtin.code).toBe(0);
     expect(builtin.stdout).toContain('undo');
@@ -69,7 +77,7 @@ describe.runIf(BUILTIN_SQLITE)("the demo on Node.js's built-in SQLite", () => {
 
   const reference = nodeWithBetterSqlite3();
   it.runIf(reference !== undefined)(`prints what it prints on better-sqlite3 (under ${reference ?? 'no Node.js that loads it'})`, () => {
-    const better = demo(reference as string, 'better-sqlite3');
+    const better = demo(reference as string, 'better-sqlite3', tmp);
     expect(better.code).toBe(0);
     expect(comparable(builtin.stdout)).toBe(comparable(better.stdout));
     expect(builtin.stdout).not.toBe(comparable(builtin.stdout));

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeDriverError, isConstraintError, isDuplicateKeyError } from '../../src/db/driver-errors.js';
 import { loadNodeSqlite, nodeSqliteDatabase, sqliteCodeName, type SqliteConnection } from '../../src/db/node-sqlite.js';
 
@@ -29,7 +29,10 @@ const builtin = loadNodeSqlite();
 
 describe.runIf('module' in builtin)('the node:sqlite adapter', () => {
   const Database = 'module' in builtin ? nodeSqliteDatabase(builtin.module) : undefined;
-  const dir = mkdtempSync(join(tmpdir(), 'nova-reconcile-test-node-sqlite-'));
+  let dir = '';
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'nova-reconcile-test-node-sqlite-'));
+  });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const open = (name: string): SqliteConnection => new (Database as NonNullable<typeof Database>)(join(dir, name));
 
