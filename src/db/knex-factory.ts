@@ -46,14 +46,20 @@ let sqliteDialect: KnexClientClass | undefined;
  * connection); its `_driver()` is the one method that names the package.
  */
 export function sqliteClient(driver: unknown): KnexClientClass {
+  const made = sqliteClients.get(driver);
+  if (made !== undefined) return made;
   factory ??= loadKnex();
   sqliteDialect ??= (factory({ client: 'better-sqlite3', useNullAsDefault: true }).client as { constructor: KnexClientClass }).constructor;
-  return class NovaReconcileSqlite extends sqliteDialect {
+  const client = class NovaReconcileSqlite extends sqliteDialect {
     _driver(): unknown {
       return driver;
     }
   };
+  sqliteClients.set(driver, client);
+  return client;
 }
+
+const sqliteClients = new Map<unknown, KnexClientClass>();
 
 /**
  * The dialect of a knex instance, as this tool names it: knex's own
