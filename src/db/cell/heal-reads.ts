@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { parseEmbeddedFlavor, type EmbeddedFlavor } from '../../domain/flavor-resources.js';
 import type { HealInstanceRec, HealNode } from '../../domain/heal-allocations.js';
 import { eachByKeyset, readByKeyset } from '../keyset.js';
-import { NODE_NAME_COLUMNS, nodeNames } from './snapshot-reads.js';
+import { NODE_NAME_COLUMNS, liveNodeNames } from './snapshot-reads.js';
 import type { StringPool } from '../string-pool.js';
 
 interface Row {
@@ -73,8 +73,8 @@ export async function readHealInstances(db: Knex, cellUuid: string, onlyUuid: st
 /** The live compute nodes, only the columns the walk looks at (HealNode), in id order. */
 export async function readHealNodes(db: Knex, cellUuid: string, pool: StringPool): Promise<HealNode[]> {
   return readByKeyset(
-    async (afterId, limit) => (await db('compute_nodes').select(...NODE_NAME_COLUMNS).where('deleted', 0).andWhere('id', '>', afterId).orderBy('id').limit(limit)) as Array<Parameters<typeof nodeNames>[0]>,
-    (r) => ({ ...nodeNames(r, cellUuid, pool), deleted: false }),
+    async (afterId, limit) => (await db('compute_nodes').select(...NODE_NAME_COLUMNS).where('deleted', 0).andWhere('id', '>', afterId).orderBy('id').limit(limit)) as Array<Parameters<typeof liveNodeNames>[0]>,
+    (r) => liveNodeNames(r, cellUuid, pool),
   );
 }
 
