@@ -198,6 +198,10 @@ async function judgeCell(walk: Walk, i: number, cell: CellMapping): Promise<stri
     migrations: walk.migrations,
     placement: { providers: placement.providers, inventories: placement.inventories, allocations: [], consumers: [], streamed: true },
   };
+  // The reads' garbage (the driver's packets, the rows made records) goes
+  // before the audit's index is built on top of it: the peak held both
+  // (10 x 30,000 hosts: 206 MB, 193 MB with this collection).
+  collectGarbage();
   const findings = auditPart(snapshot, input.options, placement.allocations.groups());
   walk.findings.push(...cellFindings(findings, (id) => walk.providers.ownerOf(id) === i));
   return undefined;
