@@ -67,6 +67,28 @@ export async function auditPlacementByCell(deployment: Deployment, options: Plac
 
 /** One cell: its live nodes claimed, then every allocation on their provider trees checked against the node's instances and migrations. */
 async function judgeCell(deployment: Deployment, cell: CellMapping, walk: Walk): Promise<void> {
+  const { claimed, related } = await readRelations(deployment, cell, walk);
+  const { placementDb, counts, suspects } = walk;
+  await readingPlacement(placementDb, async () => {
+    const nodeOfProvider = new Map<number, string>();
+    for (const tree of await readTreesOfRoots(placementDb.knex, [...claimed.keys()])) {
+      const key = claimed.get(tree.rootUuid);
+      if (key !== undefined) nodeOfProvider.set(tree.id, key);
+    }
+    await eachAllocationOn(placementDb.knex, [...nodeOfProvider.keys()], (providerId, consumerUuid, classId) => {
+      if (counts(classId) && !related.has(pair(nodeOfProvider.get(providerId) as string, consumerUuid))) suspects.add(consumerUuid);
+    });
+  });
+}
+
+/**
+ * A cell's live nodes that no earlier cell claimed (their uuid: their node
+ * key), and the (node, consumer) pairs nova keeps: the node's live instances
+ * and the migrations from or to it (nova matches host and node). A function
+ * of its own so that the cell's rows are let go when it returns, before
+ * placement is read: held in judgeCell's frame, they lived across its awaits.
+ */
+async function readRelations(deployment: Deployment, cell: CellMapping, walk: Walk): Promise<{ claimed: Map<string, string>; related: Set<string> }> {
   const pool = new StringPool();
   let nodes: ComputeNodeRec[];
   let instances: InstanceRec[];
@@ -86,7 +108,6 @@ async function judgeCell(deployment: Deployment, cell: CellMapping, walk: Walk):
     walk.liveNodes.add(n.uuid);
     claimed.set(n.uuid, nodeKey(n.cellUuid, n.host, n.hypervisorHostname));
   }
-  // (node, consumer) pairs nova keeps: the node's live instances and the migrations from or to it (nova matches host and node).
   const related = new Set<string>();
   for (const i of instances) related.add(pair(nodeKey(i.cellUuid, i.host, i.node), i.uuid));
   for (const m of migrations) {
@@ -94,17 +115,7 @@ async function judgeCell(deployment: Deployment, cell: CellMapping, walk: Walk):
     related.add(pair(nodeKey(m.cellUuid, m.sourceCompute, m.sourceNode), m.uuid));
     related.add(pair(nodeKey(m.cellUuid, m.destCompute, m.destNode), m.uuid));
   }
-  const { placementDb, counts, suspects } = walk;
-  await readingPlacement(placementDb, async () => {
-    const nodeOfProvider = new Map<number, string>();
-    for (const tree of await readTreesOfRoots(placementDb.knex, [...claimed.keys()])) {
-      const key = claimed.get(tree.rootUuid);
-      if (key !== undefined) nodeOfProvider.set(tree.id, key);
-    }
-    await eachAllocationOn(placementDb.knex, [...nodeOfProvider.keys()], (providerId, consumerUuid, classId) => {
-      if (counts(classId) && !related.has(pair(nodeOfProvider.get(providerId) as string, consumerUuid))) suspects.add(consumerUuid);
-    });
-  });
+  return { claimed, related };
 }
 
 function pair(nodeKeyText: string, consumerUuid: string): string {
