@@ -329,6 +329,11 @@ function novaConf(dir: string, db: Record<DbKind, string>, cellForDatabase: DbKi
     '[placement_database]',
     `connection = ${sqlalchemyUrl(db.placement)}`,
     '',
+    // nova-reconcile's journals go with the deployment's folder, not to the
+    // machine's /var/lib/nova-reconcile/journal (Nova ignores the group).
+    '[nova_reconcile]',
+    `journal_dir = ${join(dir, 'journal')}`,
+    '',
   ].join('\n');
 }
 

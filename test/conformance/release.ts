@@ -173,6 +173,10 @@ export async function createReleaseDeployment(r: Release, prefix: string): Promi
     `connection = ${sqlalchemyUrl(db.placement)}`,
     '[oslo_concurrency]',
     `lock_path = ${dir.inside}/locks`,
+    // nova-reconcile runs on this machine, not in the chroot: its journals go
+    // to the folder as this machine sees it (Nova ignores the group).
+    '[nova_reconcile]',
+    `journal_dir = ${dir.host}/journal`,
     '',
   ].join('\n');
   const confPath = join(dir.host, 'nova.conf');
@@ -193,6 +197,9 @@ export async function createReleaseDeployment(r: Release, prefix: string): Promi
       await k.end();
     }
     rmSync(dir.host, { recursive: true, force: true });
+    // In a chroot's deployment, log_file names the folder as the chroot sees
+    // it: nova-reconcile, on this machine, made that path here for its log.
+    if (dir.inside !== dir.host) rmSync(dir.inside, { recursive: true, force: true });
   };
   try {
     const apiChain = (async () => {

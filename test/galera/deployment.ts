@@ -61,8 +61,15 @@ export async function createGaleraDeployment(orphans: number, progress: (line: s
       cluster,
       f,
       args: (node) => ['--config-file', confs[node - 1]!],
+      // The deployment's databases and folder (its nova.conf files, its
+      // journals) go before the cluster: left to the file's end, they were
+      // dropped from a stopped cluster, which failed before the folder went.
       cleanup: async () => {
-        await cluster.stop();
+        try {
+          await f.d.cleanup();
+        } finally {
+          await cluster.stop();
+        }
       },
     };
   } catch (err) {

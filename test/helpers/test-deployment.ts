@@ -93,8 +93,11 @@ export async function createTestDeployment(dialect: TestDialect, scenarioName = 
       url: store.url,
       cleanup: async () => {
         if (!open.delete(deployment)) return;
-        await store.cleanup();
-        rmSync(dir, { recursive: true, force: true });
+        try {
+          await store.cleanup();
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
       },
     };
     open.add(deployment);
