@@ -37,9 +37,10 @@ P, U = '8d2f6a1c0b3e4f5a9c7d1e2b3a4f5c6d', '2b7e9c4a1d3f4e6b8a0c5d7e9f1a3b5c'
 def nova_phase():
     from nova import config, context, objects
     objects.register_all()
-    # Notifications go nowhere: there is no message bus here.
-    import os, tempfile
-    overlay = os.path.join(tempfile.mkdtemp(), 'no-bus.conf')
+    # Notifications go nowhere: there is no message bus here. The overlay sits
+    # beside nova.conf, in the deployment's folder, removed with it.
+    import os
+    overlay = os.path.join(os.path.dirname(conf_path), 'no-bus.conf')
     with open(overlay, 'w') as f:
         f.write('[DEFAULT]\ntransport_url = fake:///\n[oslo_messaging_notifications]\ndriver = noop\n')
     config.parse_args(['nova-state', '--config-file', conf_path, '--config-file', overlay])
