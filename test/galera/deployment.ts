@@ -61,15 +61,14 @@ export async function createGaleraDeployment(orphans: number, progress: (line: s
       cluster,
       f,
       args: (node) => ['--config-file', confs[node - 1]!],
-      // The deployment's databases and folder (its nova.conf files, its
-      // journals) go before the cluster: left to the file's end, they were
-      // dropped from a stopped cluster, which failed before the folder went.
+      // The databases go with the throw-away cluster (a case may leave its
+      // first node out of the primary component, where a DROP fails). The
+      // deployment's folder (its nova.conf files, its journals) is removed
+      // by its cleanup, whose DROPs then fail on the stopped server: left to
+      // the file's end, that failure kept the folder in the temporary directory.
       cleanup: async () => {
-        try {
-          await f.d.cleanup();
-        } finally {
-          await cluster.stop();
-        }
+        await cluster.stop();
+        await f.d.cleanup().catch(() => undefined);
       },
     };
   } catch (err) {
