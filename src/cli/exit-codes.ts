@@ -23,7 +23,7 @@ export const RECONCILE_EXIT_TABLE: ReadonlyArray<readonly [number, string]> = [
   [3, 'findings or a plan to apply; nothing changed (audit, no --apply, every unit refused or skipped, or a plan over a circuit-breaker limit)'],
   [4, 'changes applied'],
   [5, 'partly applied: something was applied and something was not (skipped because it changed since planning, or refused for safety; listed)'],
-  [2, 'could not run: configuration, database unreachable, lock held, implausible ground truth (an empty or foreign ironic node list), the optional SQLite driver not installed'],
+  [2, 'could not run: configuration, database unreachable, lock held, implausible ground truth (an empty or foreign ironic node list), no SQLite driver for a SQLite database'],
   [127, 'invalid usage or input'],
   [130, 'interrupted by Ctrl-C (SIGINT); during an --apply: no unit was started after it, the units in flight finished, and a summary on stderr names the journal and the undo command'],
   [143, 'stopped by SIGTERM; during an --apply, as for 130'],
