@@ -175,4 +175,3 @@ function toColumnRows(rows: unknown): ColumnRow[] {
     return { table_name: table, column_name: column };
   });
 }
-

@@ -94,7 +94,7 @@ export async function createSandbox(dir: string, scenarioName: string, opts: Cre
   const scenario = requireScenario(scenarioName);
   const root = isAbsolute(dir) ? dir : resolve(dir);
   checkPathIsUsable(root);
-  // Before DIR is touched: an install without the optional driver leaves nothing behind.
+  // Before DIR is touched: a run without an SQLite driver leaves nothing behind.
   sqliteDriver('sandbox create');
   const progress = opts.progress ?? (() => undefined);
   const replaced = await prepareDirectory(root, opts.force ?? false);

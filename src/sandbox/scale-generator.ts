@@ -193,7 +193,6 @@ async function readServiceIds(db: Knex, hosts: readonly string[]): Promise<Map<s
   return ids;
 }
 
-
 /** Nova's naive-UTC timestamp format. */
 function utcNow(): string {
   return new Date().toISOString().slice(0, 19).replace('T', ' ');

@@ -1,7 +1,6 @@
 // What every row writer shares: the insert helpers and Nova's JSON spelling.
 import type { Knex } from 'knex';
 import { chunk } from '../../db/batches.js';
-import { knexDialect } from '../../db/knex-factory.js';
 
 /**
  * knex compiles a multi-row INSERT for SQLite as one compound
@@ -12,12 +11,6 @@ import { knexDialect } from '../../db/knex-factory.js';
 export const INSERT_CHUNK = 500;
 
 export type Row = Record<string, string | number | null>;
-
-export type Dialect = 'mysql' | 'sqlite';
-
-export function dialectOf(db: Knex): Dialect {
-  return knexDialect(db);
-}
 
 /** Both drivers answer a single-row insert with [insertId]. */
 export async function insertOne(db: Knex, table: string, row: Row): Promise<number> {

@@ -4,7 +4,8 @@ import type { Knex } from 'knex';
 import { utcNowString } from '../../db/time.js';
 import { chunk } from '../../db/batches.js';
 import { FIRST_CUSTOM_RESOURCE_CLASS_ID, STANDARD_RESOURCE_CLASSES } from '../../domain/resource-classes.js';
-import { INSERT_CHUNK, dialectOf, insertMany, insertManyReturningIds, insertOne, type Row } from './common.js';
+import { knexDialect } from '../../db/knex-factory.js';
+import { INSERT_CHUNK, insertMany, insertManyReturningIds, insertOne, type Row } from './common.js';
 
 export { FIRST_CUSTOM_RESOURCE_CLASS_ID, STANDARD_RESOURCE_CLASSES };
 
@@ -28,7 +29,7 @@ export async function ensureResourceClass(placement: Knex, name: string): Promis
       id = Math.max(FIRST_CUSTOM_RESOURCE_CLASS_ID, max + 1);
     }
     const row: Row = { id, name, created_at: utcNowString(), updated_at: null };
-    if (id === 0 && dialectOf(trx) === 'mysql') {
+    if (id === 0 && knexDialect(trx) === 'mysql') {
       // VCPU's id 0 would mean "next auto-increment value" to MySQL; Placement
       // inserts it under NO_AUTO_VALUE_ON_ZERO. The transaction pins the
       // connection, so the session change stays on it and is undone below.
